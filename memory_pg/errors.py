@@ -1,0 +1,116 @@
+"""The memory-pg error hierarchy: one root, children that name the problem and the fix."""
+
+from __future__ import annotations
+
+
+class MemoryPgError(Exception):
+    """Root of every error memory-pg raises on purpose."""
+
+
+class InvalidInput(MemoryPgError, ValueError):
+    """Input that memory-pg refuses before anything is written."""
+
+
+class EmptyText(InvalidInput):
+    """Memory text that is empty or only whitespace."""
+
+
+class TextTooLong(InvalidInput):
+    """Memory text longer than the configured limit (``max_text_chars``)."""
+
+
+class InvalidText(InvalidInput):
+    """Memory text that PostgreSQL cannot store: NUL bytes or lone surrogates."""
+
+
+class InvalidMetadata(InvalidInput):
+    """Metadata that is not a JSON object of JSON-serialisable values, or too large."""
+
+
+class UnknownMemoryType(InvalidInput):
+    """A memory type that is neither built in nor registered on the store."""
+
+
+class InvalidUserId(InvalidInput):
+    """A user id that is empty, too long or holds characters memory-pg refuses."""
+
+
+class MissingUserScope(InvalidInput):
+    """A call with no user: bind ``user_id`` on the store or pass ``user_id=``."""
+
+
+class InvalidArgument(InvalidInput):
+    """Any other argument out of range (``top_k``, ``importance``, timestamps...)."""
+
+
+class MemoryNotFound(MemoryPgError, LookupError):
+    """No memory with that id exists for this user."""
+
+
+class ConfigurationError(MemoryPgError):
+    """Settings that contradict each other or point at nothing."""
+
+
+class EmbeddingError(MemoryPgError):
+    """The embedding model could not be loaded or failed to embed."""
+
+
+class EmbeddingDimensionMismatch(EmbeddingError):
+    """The database holds vectors of another dimension than the configured model gives."""
+
+    def __init__(
+        self, *, db_model: str, db_dim: int, configured_model: str, configured_dim: int
+    ) -> None:
+        self.db_model = db_model
+        self.db_dim = db_dim
+        self.configured_model = configured_model
+        self.configured_dim = configured_dim
+        super().__init__(
+            f"database holds {db_dim}-d vectors from {db_model}, configured model "
+            f"{configured_model} gives {configured_dim}: keep using {db_model} "
+            f"(MEMORY_PG_EMBEDDING_MODEL={db_model}) or run "
+            f"`memory-pg reembed --model {configured_model}`"
+        )
+
+
+class DatabaseError(MemoryPgError):
+    """A database operation failed; the driver's error is chained as ``__cause__``."""
+
+
+class DatabaseUnavailable(DatabaseError):
+    """The database could not be reached (down, refused, timed out)."""
+
+
+class SchemaNotReady(DatabaseError):
+    """The schema is missing or older than this library: run ``memory-pg migrate``."""
+
+
+class EmbeddedServerError(DatabaseError):
+    """The embedded PostgreSQL could not be started."""
+
+
+class LLMError(MemoryPgError):
+    """The LLM endpoint failed after retries, or answered something unusable."""
+
+
+__all__ = [
+    "ConfigurationError",
+    "DatabaseError",
+    "DatabaseUnavailable",
+    "EmbeddedServerError",
+    "EmbeddingDimensionMismatch",
+    "EmbeddingError",
+    "EmptyText",
+    "InvalidArgument",
+    "InvalidInput",
+    "InvalidMetadata",
+    "InvalidText",
+    "InvalidUserId",
+    "LLMError",
+    "MemoryNotFound",
+    "MemoryPgError",
+    "MissingUserScope",
+    "SchemaNotReady",
+    "TextTooLong",
+    "UnknownMemoryType",
+]
