@@ -114,3 +114,14 @@ __all__ = [
     "TextTooLong",
     "UnknownMemoryType",
 ]
+
+
+class QueryTimeout(DatabaseError):
+    """A statement ran past ``StoreSettings.statement_timeout_ms`` and was cancelled."""
+
+
+class EmbeddingModelMismatch(EmbeddingError):
+    """The database records another embedding model than the one configured."""
+
+
+__all__ += ["EmbeddingModelMismatch", "QueryTimeout"]

@@ -1,0 +1,492 @@
+"""What the sync and async stores share: validation, row building, plans and result shapes.
+
+A *plan* is a generator that yields SQLAlchemy statements and receives their
+results. The sync store drives it on a ``Connection``, the async store on an
+``AsyncConnection``; everything else is the same code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any, TypeVar
+
+import numpy as np
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
+from sqlalchemy.sql import Executable
+
+from memory_pg import queries
+from memory_pg._validate import (
+    check_importance,
+    check_memory_type,
+    check_metadata,
+    check_text,
+    check_time,
+    check_top_k,
+    check_topic,
+    check_user_id,
+    content_hash,
+)
+from memory_pg.config import StoreSettings
+from memory_pg.embedding import Embedder
+from memory_pg.errors import (
+    DatabaseError,
+    DatabaseUnavailable,
+    EmbeddingDimensionMismatch,
+    EmbeddingModelMismatch,
+    InvalidArgument,
+    InvalidInput,
+    MemoryPgError,
+    QueryTimeout,
+    SchemaNotReady,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: The settings-table key holding the embedding model and dimension.
+EMBEDDING_SETTING = "embedding"
+
+#: Rows per INSERT statement in a batch write.
+INSERT_CHUNK = 500
+
+
+class Rows(list[dict[str, Any]]):
+    """Rows of a statement as plain dicts, with the statement's rowcount."""
+
+    rowcount: int = -1
+
+
+Plan = Generator[Executable, Rows, T]
+
+
+@dataclass(frozen=True)
+class MemoryInput:
+    """One memory to write, before validation. ``add_memories`` also takes plain dicts."""
+
+    text: str
+    memory_type: str = "dialogue"
+    metadata: Mapping[str, Any] | None = None
+    topic: str | None = None
+    importance: float | None = None
+    event_time: datetime | None = None
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EmbeddingInfo:
+    """The model the database records, and its vector dimension."""
+
+    model: str
+    dimension: int
+
+
+@dataclass
+class _Prepared:
+    """Validated inputs of a write, waiting for their vectors."""
+
+    user_id: str
+    items: list[MemoryInput]
+    texts: list[str]
+    metadata: list[dict[str, Any]]
+    topics: list[str | None]
+    importances: list[float]
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+
+
+def redact_url(url: str) -> str:
+    """A URL safe to print: the password is masked."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable url>"
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Turn driver errors into memory-pg's typed errors, chained ``from`` the original."""
+    try:
+        yield
+    except MemoryPgError:
+        raise
+    except sa_exc.DBAPIError as exc:
+        raise _translate(exc) from exc
+    except sa_exc.TimeoutError as exc:  # the pool had no free connection in time
+        raise DatabaseUnavailable(f"no database connection available: {exc}") from exc
+
+
+def _translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None) or ""
+    name = type(orig).__name__
+    if sqlstate == "57014":
+        return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
+    if sqlstate == "42P01":
+        return SchemaNotReady(
+            "memory-pg tables are missing: run `memory-pg migrate` (or `alembic upgrade head`)"
+        )
+    if (
+        exc.connection_invalidated
+        or isinstance(exc, sa_exc.OperationalError)
+        or (sqlstate[:2] in ("08", "57"))
+    ):
+        return DatabaseUnavailable(f"database unavailable: {name}: {str(orig).strip()[:300]}")
+    if sqlstate[:2] == "22" or sqlstate[:2] == "23":
+        return InvalidInput(f"the database refused the value: {name}: {str(orig).strip()[:300]}")
+    return DatabaseError(f"database error {sqlstate or name}: {str(orig).strip()[:300]}")
+
+
+def parse_memory_id(memory_id: object) -> uuid.UUID:
+    """A memory id as a UUID, or :class:`InvalidArgument`."""
+    if isinstance(memory_id, uuid.UUID):
+        return memory_id
+    if isinstance(memory_id, str):
+        try:
+            return uuid.UUID(memory_id)
+        except ValueError:
+            pass
+    raise InvalidArgument(f"not a memory id: {memory_id!r}")
+
+
+def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A result row as the dict callers get (ids as str; the seed's keys first)."""
+    out = dict(row)
+    for key in ("id", "superseded_by", "memory_id"):
+        if out.get(key) is not None:
+            out[key] = str(out[key])
+    if "distance" in out and out["distance"] is not None:
+        out["distance"] = float(out["distance"])
+        out["similarity"] = 1.0 - out["distance"]
+    if "score" in out and out["score"] is not None:
+        out["score"] = float(out["score"])
+    return out
+
+
+class StoreCore:
+    """Validation, plans and shapes shared by :class:`MemoryStore` and its async twin."""
+
+    settings: StoreSettings
+    embedder: Embedder
+    _user_id: str | None
+
+    # -- scope and validation -------------------------------------------------
+
+    def _scope(self, user_id: str | None) -> str:
+        return check_user_id(user_id if user_id is not None else self._user_id, self.settings)
+
+    def _coerce_item(self, item: object) -> MemoryInput:
+        if isinstance(item, MemoryInput):
+            return item
+        if isinstance(item, str):
+            return MemoryInput(text=item)
+        if isinstance(item, Mapping):
+            unknown = set(item) - set(MemoryInput.__dataclass_fields__)
+            if unknown:
+                raise InvalidArgument(f"unknown memory fields: {sorted(unknown)}")
+            if "text" not in item:
+                raise InvalidArgument("a memory needs a 'text'")
+            return MemoryInput(**item)
+        raise InvalidArgument(
+            f"a memory is a str, a dict or a MemoryInput, not {type(item).__name__}"
+        )
+
+    def _prepare(self, user_id: str | None, items: Iterable[object]) -> _Prepared:
+        uid = self._scope(user_id)
+        coerced = [self._coerce_item(item) for item in items]
+        prepared = _Prepared(uid, [], [], [], [], [])
+        for item in coerced:
+            text = check_text(item.text, self.settings)
+            check_memory_type(item.memory_type, self.settings)
+            prepared.items.append(item)
+            prepared.texts.append(text)
+            prepared.metadata.append(check_metadata(item.metadata, self.settings))
+            prepared.topics.append(check_topic(item.topic))
+            prepared.importances.append(check_importance(item.importance, self.settings))
+            check_time(item.event_time, "event_time")
+            check_time(item.expires_at, "expires_at")
+        return prepared
+
+    def _rows(self, prepared: _Prepared, vectors: np.ndarray[Any, Any]) -> list[queries.NewMemory]:
+        if vectors.shape != (len(prepared.texts), self.embedder.dimension):
+            raise InvalidArgument(
+                f"embedder returned vectors of shape {vectors.shape}, expected "
+                f"({len(prepared.texts)}, {self.embedder.dimension})"
+            )
+        rows = []
+        for i, item in enumerate(prepared.items):
+            rows.append(
+                queries.NewMemory(
+                    id=uuid.uuid4(),
+                    user_id=prepared.user_id,
+                    memory_type=item.memory_type,
+                    text=prepared.texts[i],
+                    embedding=vectors[i],
+                    embedding_model=self.embedder.model_name,
+                    content_hash=content_hash(prepared.texts[i]),
+                    metadata=prepared.metadata[i],
+                    topic=prepared.topics[i],
+                    importance=prepared.importances[i],
+                    event_time=item.event_time,
+                    expires_at=item.expires_at,
+                )
+            )
+        return rows
+
+    def _search_filters(
+        self,
+        memory_types: Sequence[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        metadata_filter: Mapping[str, Any] | None,
+        as_of: datetime | None,
+    ) -> queries.SearchFilters:
+        types = None
+        if memory_types is not None:
+            if isinstance(memory_types, str):
+                memory_types = [memory_types]
+            types = tuple(check_memory_type(t, self.settings) for t in memory_types)
+        meta = check_metadata(metadata_filter, self.settings) if metadata_filter else None
+        return queries.SearchFilters(
+            memory_types=types,
+            since=check_time(since, "since"),
+            until=check_time(until, "until"),
+            metadata=meta,
+            as_of=check_time(as_of, "as_of"),
+        )
+
+    # -- plans ------------------------------------------------------------------
+
+    @staticmethod
+    def _plan_insert(rows: list[queries.NewMemory]) -> Plan[list[str]]:
+        """Insert rows; exact duplicates of current memories resolve to the existing id."""
+        inserted: set[uuid.UUID] = set()
+        for start in range(0, len(rows), INSERT_CHUNK):
+            chunk = rows[start : start + INSERT_CHUNK]
+            # Within one batch the same text twice is one memory.
+            unique: dict[tuple[str, str], queries.NewMemory] = {}
+            for row in chunk:
+                unique.setdefault((row.memory_type, row.content_hash), row)
+            result = yield queries.insert_memories(list(unique.values()))
+            inserted.update(r["memory_id"] for r in result)
+        missing = [r for r in rows if r.id not in inserted]
+        resolved: dict[tuple[str, str], uuid.UUID] = {}
+        if missing:
+            pairs = sorted({(r.memory_type, r.content_hash) for r in missing})
+            found = yield queries.find_current_by_hash(rows[0].user_id, pairs)
+            resolved = {(f["memory_type"], f["content_hash"]): f["id"] for f in found}
+        ids: list[str] = []
+        for row in rows:
+            if row.id in inserted:
+                ids.append(str(row.id))
+            else:
+                ids.append(str(resolved.get((row.memory_type, row.content_hash), row.id)))
+        return ids
+
+    @staticmethod
+    def _plan_import(rows: list[queries.NewMemory]) -> Plan[int]:
+        """Insert exported rows as they were; ids or texts already there are skipped."""
+        count = 0
+        for start in range(0, len(rows), INSERT_CHUNK):
+            result = yield queries.insert_memories(rows[start : start + INSERT_CHUNK], "imported")
+            count += len(result)
+        return count
+
+    @staticmethod
+    def _plan_search(
+        user_id: str,
+        query: str,
+        vector: np.ndarray[Any, Any],
+        top_k: int,
+        filters: queries.SearchFilters,
+        track_access: bool,
+        ef_search: int,
+    ) -> Plan[list[dict[str, Any]]]:
+        yield queries.search_tuning(ef_search)
+        rows = yield queries.search_memories(user_id, query, vector, top_k=top_k, filters=filters)
+        results = [memory_dict(r) for r in rows]
+        if track_access and results and filters.as_of is None:
+            yield queries.touch_memories(user_id, [r["id"] for r in rows])
+        return results
+
+    @staticmethod
+    def _plan_delete(user_id: str, memory_id: uuid.UUID) -> Plan[bool]:
+        rows = yield queries.delete_memory(user_id, memory_id)
+        # The erased text may be quoted in the history: it goes too.
+        yield queries.delete_history_of(user_id, memory_id)
+        return bool(rows)
+
+    @staticmethod
+    def _plan_clear(user_id: str) -> Plan[int]:
+        counts = []
+        for stmt in queries.clear_user(user_id):
+            result = yield stmt
+            counts.append(result.rowcount)
+        return counts[0]
+
+    @staticmethod
+    def _plan_one(stmt: Executable) -> Plan[Rows]:
+        rows = yield stmt
+        return rows
+
+    def _plan_embedding_check(self, configured: bool) -> Plan[EmbeddingInfo]:
+        """Record the model on a new database; refuse a model that does not match."""
+        rows = yield queries.read_setting(EMBEDDING_SETTING)
+        model, dim = self.embedder.model_name, self.embedder.dimension
+        if rows:
+            recorded = rows[0]["value"]
+            info = EmbeddingInfo(str(recorded["model"]), int(recorded["dimension"]))
+            if info.dimension != dim:
+                raise EmbeddingDimensionMismatch(
+                    db_model=info.model,
+                    db_dim=info.dimension,
+                    configured_model=model,
+                    configured_dim=dim,
+                )
+            if info.model != model:
+                raise EmbeddingModelMismatch(
+                    f"database vectors come from {info.model}, configured model is {model}: "
+                    f"vectors of two models are not comparable. Keep {info.model} "
+                    f"(MEMORY_PG_EMBEDDING_MODEL={info.model}) or run "
+                    f"`memory-pg reembed --model {model}`"
+                )
+            return info
+        col = yield queries.embedding_column_dim()
+        column_dim = col[0]["dim"] if col else None
+        if column_dim is not None and column_dim != dim:
+            any_rows = yield queries.count_rows()
+            if any_rows[0]["any_rows"]:
+                raise EmbeddingDimensionMismatch(
+                    db_model="(unrecorded)",
+                    db_dim=column_dim,
+                    configured_model=model,
+                    configured_dim=dim,
+                )
+            logger.warning(
+                "empty memory table declared vector(%d); resizing to vector(%d) for %s",
+                column_dim,
+                dim,
+                model,
+            )
+            for stmt in queries.resize_embedding_column(dim):
+                yield stmt
+        yield queries.write_setting(EMBEDDING_SETTING, {"model": model, "dimension": dim})
+        return EmbeddingInfo(model, dim)
+
+    # -- export / import ----------------------------------------------------------
+
+    @staticmethod
+    def _export_line(row: Mapping[str, Any], vector: list[float] | None) -> str:
+        record = {
+            k: (v.isoformat() if isinstance(v, datetime) else v)
+            for k, v in memory_dict(row).items()
+            if k not in ("user_id",)
+        }
+        if vector is not None:
+            record["embedding"] = vector
+        return json.dumps(record, ensure_ascii=False, sort_keys=True)
+
+    def _parse_import(
+        self, user_id: str | None, lines: Iterable[str]
+    ) -> tuple[_Prepared, list[list[float] | None]]:
+        items: list[dict[str, Any]] = []
+        vectors: list[list[float] | None] = []
+        overrides: list[dict[str, Any]] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidArgument(f"line {number} is not JSON: {exc}") from exc
+            if not isinstance(record, dict) or "text" not in record:
+                raise InvalidArgument(f"line {number} is not a memory object with a 'text'")
+            items.append(
+                {
+                    "text": record["text"],
+                    "memory_type": record.get("memory_type", "dialogue"),
+                    "metadata": record.get("metadata"),
+                    "topic": record.get("topic"),
+                    "importance": record.get("importance"),
+                    "event_time": _parse_time(record.get("event_time"), number),
+                    "expires_at": _parse_time(record.get("expires_at"), number),
+                }
+            )
+            same_model = record.get("embedding_model") == self.embedder.model_name
+            vec = record.get("embedding")
+            vectors.append(vec if same_model and isinstance(vec, list) else None)
+            override: dict[str, Any] = {}
+            if record.get("id"):
+                override["id"] = parse_memory_id(record["id"])
+            for key in (
+                "created_at",
+                "updated_at",
+                "valid_from",
+                "superseded_at",
+                "last_accessed_at",
+            ):
+                if record.get(key):
+                    override[key] = _parse_time(record[key], number)
+            if record.get("superseded_by"):
+                override["superseded_by"] = parse_memory_id(record["superseded_by"])
+            if record.get("access_count") is not None:
+                count = record["access_count"]
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    raise InvalidArgument(f"line {number}: access_count must be a count")
+                override["access_count"] = count
+            overrides.append(override)
+        prepared = self._prepare(user_id, items)
+        prepared.overrides = overrides
+        return prepared, vectors
+
+    def _import_rows(
+        self, prepared: _Prepared, given: list[list[float] | None], embedded: np.ndarray[Any, Any]
+    ) -> list[queries.NewMemory]:
+        dim = self.embedder.dimension
+        vectors = np.zeros((len(prepared.texts), dim), dtype=np.float32)
+        j = 0
+        for i, vec in enumerate(given):
+            if vec is not None and len(vec) == dim:
+                vectors[i] = np.asarray(vec, dtype=np.float32)
+            else:
+                vectors[i] = embedded[j]
+                j += 1
+        rows = self._rows(prepared, vectors)
+        out = []
+        for row, override in zip(rows, prepared.overrides, strict=True):
+            override = dict(override)
+            memory_id = override.pop("id", row.id)
+            out.append(
+                queries.NewMemory(**{**row.__dict__, "id": memory_id, "overrides": override})
+            )
+        return out
+
+
+def _parse_time(value: object, line: int) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"line {line}: a time must be an ISO 8601 string")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidArgument(f"line {line}: {value!r} is not an ISO 8601 time") from exc
+    return check_time(parsed, "time")
+
+
+def open_text(target: str | IO[str], mode: str) -> tuple[IO[str], bool]:
+    """A text file for a path or an already open file; True when the caller must close it."""
+    if isinstance(target, str):
+        return open(target, mode, encoding="utf-8"), True
+    return target, False
+
+
+def validate_top_k(top_k: object) -> int:
+    """Re-exported for the stores: ``top_k`` between 1 and 1000."""
+    return check_top_k(top_k)

@@ -1,0 +1,119 @@
+"""Text segmentation for full-text search: jieba for Chinese, words for everything else.
+
+PostgreSQL's parser cannot split Chinese (it has no spaces), so text is cut here,
+before it reaches ``to_tsvector``: Chinese runs become jieba's search-mode words,
+other runs become lower-case words that PostgreSQL's ``english`` configuration
+stems. The same cutting serves documents and queries, so they meet.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Han, kana, hangul and CJK punctuation blocks: runs of these go to jieba.
+_CJK_RUN = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef]+"
+)
+_WORD = re.compile(r"[^\W_]+(?:['.+#-][^\W_]+)*", re.UNICODE)
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
+
+#: Chinese function words that carry no topic; everything else is kept.
+_ZH_STOPWORDS = frozenset(
+    "的 了 是 在 我 你 他 她 它 们 我们 你们 他们 这 那 这个 那个 和 与 及 或 也 都 就 而 "
+    "吗 呢 吧 啊 呀 哦 嗯 着 过 把 被 给 对 从 向 到 于 为 以 之 其 又 还 很 太 更 最 "
+    "什么 怎么 哪 哪个 哪些 谁 多少 几 一个 一些 有 没有 没 不 是否 要 会 能 可以 "
+    "请 让 吗 如何 为什么 关于 一下".split()
+)
+
+_lock = threading.Lock()
+_jieba_ready = False
+
+
+def _jieba() -> object:
+    global _jieba_ready
+    import jieba
+
+    if not _jieba_ready:
+        with _lock:
+            if not _jieba_ready:
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba_ready = True
+    return jieba
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Text cut into the words each text-search configuration receives.
+
+    Attributes:
+        words: non-Chinese words, lower-case, for the ``english`` configuration.
+        cjk: Chinese (and other CJK) words, for the ``simple`` configuration.
+    """
+
+    words: tuple[str, ...]
+    cjk: tuple[str, ...]
+
+    @property
+    def words_text(self) -> str:
+        """The words joined by spaces, for ``to_tsvector('english', ...)``."""
+        return " ".join(self.words)
+
+    @property
+    def cjk_text(self) -> str:
+        """The CJK words joined by spaces, for ``to_tsvector('simple', ...)``."""
+        return " ".join(self.cjk)
+
+
+def normalize(text: str) -> str:
+    """NFKC-fold and lower-case: full-width letters and digits become ASCII."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def segment(text: str) -> Segments:
+    """Cut ``text`` into words for indexing or querying."""
+    norm = normalize(text)
+    words: list[str] = []
+    cjk: list[str] = []
+    pos = 0
+    for match in _CJK_RUN.finditer(norm):
+        words.extend(_WORD.findall(norm[pos : match.start()]))
+        cjk.extend(_cut(match.group()))
+        pos = match.end()
+    words.extend(_WORD.findall(norm[pos:]))
+    return Segments(tuple(w for w in words if len(w) < 64), tuple(cjk))
+
+
+def _cut(run: str) -> Iterable[str]:
+    jieba = _jieba()
+    for token in jieba.cut_for_search(run):  # type: ignore[attr-defined]
+        token = token.strip()
+        if not token or token in _ZH_STOPWORDS:
+            continue
+        # A lone character is kept only if it is a Han ideograph (e.g. 猫), not kana.
+        if len(token) == 1 and not _CJK_CHAR.match(token):
+            continue
+        yield token
+
+
+def _or_query(tokens: Iterable[str]) -> str:
+    seen: dict[str, None] = {}
+    for token in tokens:
+        seen.setdefault(token, None)
+    # Each token is quoted as a tsquery lexeme; quotes and backslashes are escaped, so
+    # nothing in the user's text can act as tsquery syntax.
+    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in seen)
+
+
+def query_terms(text: str) -> tuple[str, str]:
+    """The OR-queries for ``to_tsquery('english', ...)`` and ``to_tsquery('simple', ...)``."""
+    seg = segment(text)
+    return _or_query(seg.words), _or_query(seg.cjk)
+
+
+__all__ = ["Segments", "normalize", "query_terms", "segment"]

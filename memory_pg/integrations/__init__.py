@@ -1,0 +1,1 @@
+"""Integrations of memory-pg with agent frameworks (Hermes Agent...)."""

@@ -1,0 +1,430 @@
+"""Pure statement builders: each returns a SQLAlchemy statement; none does I/O.
+
+The sync and async stores execute the same statements, so the I/O is the only
+difference between them. Every statement on user data filters on ``user_id``
+first: with row-level security on, it is also what the policy checks.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import (
+    ColumnElement,
+    Delete,
+    Insert,
+    Select,
+    TextClause,
+    Update,
+    and_,
+    bindparam,
+    delete,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB, insert
+
+from memory_pg._segment import query_terms, segment
+from memory_pg.tables import dialogue_buffer, history, memories, settings
+
+m = memories
+
+_ENGLISH = literal_column("'english'::regconfig")
+_SIMPLE = literal_column("'simple'::regconfig")
+
+#: Columns a caller sees for a memory (never the vector or the tsvector).
+MEMORY_COLUMNS = (
+    m.c.id,
+    m.c.user_id,
+    m.c.memory_type,
+    m.c.text,
+    m.c.metadata,
+    m.c.topic,
+    m.c.importance,
+    m.c.created_at,
+    m.c.updated_at,
+    m.c.event_time,
+    m.c.last_accessed_at,
+    m.c.access_count,
+    m.c.valid_from,
+    m.c.superseded_at,
+    m.c.superseded_by,
+    m.c.expires_at,
+    m.c.embedding_model,
+)
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """One validated memory ready to insert."""
+
+    id: uuid.UUID
+    user_id: str
+    memory_type: str
+    text: str
+    embedding: np.ndarray[Any, Any]
+    embedding_model: str
+    content_hash: str
+    metadata: dict[str, Any]
+    topic: str | None
+    importance: float
+    event_time: datetime | None
+    expires_at: datetime | None = None
+    #: Columns an import restores as exported (id, timestamps, validity, use).
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+_OVERRIDE_DEFAULTS: dict[str, Any] = {
+    "created_at": func.now(),
+    "updated_at": func.now(),
+    "valid_from": func.now(),
+    "last_accessed_at": None,
+    "access_count": 0,
+    "superseded_at": None,
+    "superseded_by": None,
+}
+
+
+def tsvector_expr(text_value: str) -> ColumnElement[Any]:
+    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``."""
+    seg = segment(text_value)
+    return func.to_tsvector(_ENGLISH, literal(seg.words_text)).op("||")(
+        func.to_tsvector(_SIMPLE, literal(seg.cjk_text))
+    )
+
+
+def set_tenant(user_id: str | None) -> TextClause:
+    """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer)."""
+    return text("SELECT set_config('memory_pg.user_id', :user_id, true)").bindparams(
+        user_id=user_id or ""
+    )
+
+
+def search_tuning(ef_search: int) -> TextClause:
+    """HNSW settings for this transaction: iterative scans keep per-user filters exact enough."""
+    return text(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.ef_search', :ef, true)"
+    ).bindparams(ef=str(ef_search))
+
+
+def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
+    """Insert new memories and their ``added`` history in one statement.
+
+    An exact duplicate of a current memory (same user, type and content hash) is
+    skipped by ``ON CONFLICT``; the statement returns the ids actually inserted.
+    """
+    # A multi-row VALUES needs the same columns in every row: an override one row
+    # carries (an import's timestamps) gets its default in the others.
+    override_keys = {key for row in rows for key in row.overrides}
+    values = []
+    for row in rows:
+        value: dict[str, Any] = {
+            "id": row.id,
+            "user_id": row.user_id,
+            "memory_type": row.memory_type,
+            "text": row.text,
+            "embedding": row.embedding,
+            "embedding_model": row.embedding_model,
+            "search_tsv": tsvector_expr(row.text),
+            "content_hash": row.content_hash,
+            "metadata": row.metadata,
+            "topic": row.topic,
+            "importance": row.importance,
+            "event_time": row.event_time if row.event_time is not None else func.now(),
+            "expires_at": row.expires_at,
+        }
+        for key in override_keys:
+            value[key] = row.overrides.get(key, _OVERRIDE_DEFAULTS[key])
+        values.append(value)
+    ins = (
+        insert(m)
+        .values(values)
+        # Skips an exact duplicate of a current memory (the unique partial index on
+        # user, type and content hash) and, on import, an id that is already there.
+        .on_conflict_do_nothing()
+        .returning(m.c.user_id, m.c.id)
+        .cte("inserted")
+    )
+    return (
+        insert(history)
+        .from_select(
+            ["user_id", "memory_id", "event", "detail"],
+            select(ins.c.user_id, ins.c.id, literal(event), literal({}, JSONB)),
+        )
+        .returning(history.c.memory_id)
+    )
+
+
+def find_current_by_hash(user_id: str, pairs: Sequence[tuple[str, str]]) -> Select[Any]:
+    """Current memories of a user matching (memory_type, content_hash) pairs."""
+    conditions = [and_(m.c.memory_type == t, m.c.content_hash == h) for t, h in pairs]
+    return select(m.c.id, m.c.memory_type, m.c.content_hash).where(
+        m.c.user_id == user_id, m.c.superseded_at.is_(None), or_(*conditions)
+    )
+
+
+def get_memory(user_id: str, memory_id: uuid.UUID) -> Select[Any]:
+    """One memory of a user, current or not."""
+    return select(*MEMORY_COLUMNS).where(m.c.user_id == user_id, m.c.id == memory_id)
+
+
+def list_memories(
+    user_id: str,
+    *,
+    memory_types: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    limit: int | None = None,
+) -> Select[Any]:
+    """Memories of a user, newest first."""
+    stmt = select(*MEMORY_COLUMNS).where(m.c.user_id == user_id)
+    if memory_types:
+        stmt = stmt.where(m.c.memory_type.in_(list(memory_types)))
+    if not include_inactive:
+        stmt = stmt.where(*current_conditions(None))
+    stmt = stmt.order_by(m.c.created_at.desc(), m.c.id)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return stmt
+
+
+def current_conditions(as_of: datetime | None) -> list[ColumnElement[bool]]:
+    """What "current" means: not superseded, not expired; or, ``as_of``, what was then."""
+    if as_of is None:
+        return [
+            m.c.superseded_at.is_(None),
+            or_(m.c.expires_at.is_(None), m.c.expires_at > func.now()),
+        ]
+    return [
+        m.c.valid_from <= as_of,
+        or_(m.c.superseded_at.is_(None), m.c.superseded_at > as_of),
+        or_(m.c.expires_at.is_(None), m.c.expires_at > as_of),
+    ]
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Filters of a search; all optional.
+
+    Attributes:
+        memory_types: only these types.
+        since: only memories whose event time is at or after this.
+        until: only memories whose event time is before this.
+        metadata: only memories whose metadata contains this JSON object (``@>``).
+        as_of: what was current at this past time, instead of now.
+    """
+
+    memory_types: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    as_of: datetime | None = None
+
+
+def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
+    """The WHERE conditions of a search: the user first, then the filters."""
+    conds: list[ColumnElement[bool]] = [m.c.user_id == user_id]
+    conds.extend(current_conditions(filters.as_of))
+    if filters.memory_types:
+        conds.append(m.c.memory_type.in_(list(filters.memory_types)))
+    if filters.since is not None:
+        conds.append(m.c.event_time >= filters.since)
+    if filters.until is not None:
+        conds.append(m.c.event_time < filters.until)
+    if filters.metadata:
+        conds.append(m.c.metadata.op("@>")(bindparam("meta_filter", filters.metadata, JSONB)))
+    return conds
+
+
+def search_memories(
+    user_id: str,
+    query_text: str,
+    query_vector: np.ndarray[Any, Any],
+    *,
+    top_k: int,
+    filters: SearchFilters,
+    candidates: int = 100,
+    rrf_k: int = 60,
+) -> Select[Any]:
+    """Hybrid search in one statement: vector and full-text candidates, fused by rank.
+
+    Candidates come from the HNSW index (cosine) and from the GIN full-text index
+    over the same rows; each list is ranked, and reciprocal-rank fusion
+    (``1/(rrf_k + rank)`` summed over both lists) orders the union.
+    """
+    conds = filter_conditions(user_id, filters)
+    qvec = bindparam("query_vector", query_vector, type_=m.c.embedding.type)
+    distance = m.c.embedding.cosine_distance(qvec)
+
+    vec_inner = (
+        select(m.c.id, distance.label("distance"))
+        .where(*conds)
+        .order_by(distance)
+        .limit(candidates)
+        .subquery("vec_inner")
+    )
+    vec = select(
+        vec_inner.c.id,
+        func.row_number().over(order_by=vec_inner.c.distance).label("rank"),
+    ).cte("vec")
+
+    words_q, cjk_q = query_terms(query_text)
+    tsq = func.to_tsquery(_ENGLISH, literal(words_q)).op("||")(
+        func.to_tsquery(_SIMPLE, literal(cjk_q))
+    )
+    lex_score = func.ts_rank_cd(m.c.search_tsv, tsq)
+    lex_inner = (
+        select(m.c.id, lex_score.label("lex_score"))
+        .where(*conds, m.c.search_tsv.op("@@")(tsq))
+        .order_by(lex_score.desc())
+        .limit(candidates)
+        .subquery("lex_inner")
+    )
+    lex = select(
+        lex_inner.c.id,
+        lex_inner.c.lex_score,
+        func.row_number().over(order_by=lex_inner.c.lex_score.desc()).label("rank"),
+    ).cte("lex")
+
+    vec_part = func.coalesce(1.0 / (rrf_k + vec.c.rank), 0.0)
+    lex_part = func.coalesce(1.0 / (rrf_k + lex.c.rank), 0.0)
+    fused = (
+        select(
+            func.coalesce(vec.c.id, lex.c.id).label("id"),
+            (vec_part + lex_part).label("score"),
+            vec.c.rank.label("vector_rank"),
+            lex.c.rank.label("lexical_rank"),
+            func.coalesce(lex.c.lex_score, 0.0).label("lexical_score"),
+        )
+        .select_from(vec.join(lex, vec.c.id == lex.c.id, full=True))
+        .cte("fused")
+    )
+    return (
+        select(
+            *MEMORY_COLUMNS,
+            m.c.embedding.cosine_distance(qvec).label("distance"),
+            fused.c.score,
+            fused.c.vector_rank,
+            fused.c.lexical_rank,
+            fused.c.lexical_score,
+        )
+        .select_from(fused.join(m, and_(m.c.user_id == user_id, m.c.id == fused.c.id)))
+        .order_by(fused.c.score.desc(), m.c.created_at.desc())
+        .limit(top_k)
+    )
+
+
+def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:
+    """Record that memories were returned: one statement for all of them."""
+    return (
+        update(m)
+        .where(m.c.user_id == user_id, m.c.id.in_(list(ids)))
+        .values(access_count=m.c.access_count + 1, last_accessed_at=func.now())
+    )
+
+
+def delete_memory(user_id: str, memory_id: uuid.UUID) -> Delete:
+    """Erase one memory for good; returns its id if it existed."""
+    return delete(m).where(m.c.user_id == user_id, m.c.id == memory_id).returning(m.c.id)
+
+
+def delete_history_of(user_id: str, memory_id: uuid.UUID) -> Delete:
+    """Erase the history of one memory (its text may be quoted in ``detail``)."""
+    return delete(history).where(history.c.user_id == user_id, history.c.memory_id == memory_id)
+
+
+def clear_user(user_id: str) -> list[Delete]:
+    """Erase everything of a user: memories, buffer and history."""
+    return [
+        delete(m).where(m.c.user_id == user_id),
+        delete(dialogue_buffer).where(dialogue_buffer.c.user_id == user_id),
+        delete(history).where(history.c.user_id == user_id),
+    ]
+
+
+def history_of(user_id: str, memory_id: uuid.UUID | None = None) -> Select[Any]:
+    """Lifecycle events of a user (or of one memory), oldest first."""
+    stmt = select(history.c.memory_id, history.c.event, history.c.at, history.c.detail).where(
+        history.c.user_id == user_id
+    )
+    if memory_id is not None:
+        stmt = stmt.where(history.c.memory_id == memory_id)
+    return stmt.order_by(history.c.at, history.c.id)
+
+
+def read_setting(key: str) -> Select[Any]:
+    """One row of the settings table."""
+    return select(settings.c.value).where(settings.c.key == key)
+
+
+def write_setting(key: str, value: dict[str, Any]) -> Insert:
+    """Insert or replace one row of the settings table."""
+    stmt = insert(settings).values(key=key, value=value)
+    return stmt.on_conflict_do_update(
+        index_elements=[settings.c.key],
+        set_={"value": stmt.excluded.value, "updated_at": func.now()},
+    )
+
+
+def embedding_column_dim() -> TextClause:
+    """The declared dimension of the embedding column (NULL when unconstrained)."""
+    return text(
+        "SELECT NULLIF(a.atttypmod, -1) AS dim FROM pg_attribute a "
+        "WHERE a.attrelid = 'memory_pg_memories'::regclass AND a.attname = 'embedding'"
+    )
+
+
+def resize_embedding_column(dim: int) -> list[TextClause]:
+    """Resize the (empty) embedding column; the HNSW index is rebuilt with it."""
+    return [
+        text("SELECT set_config('memory_pg.embedding_dim', :dim, true)").bindparams(dim=str(dim)),
+        text(
+            "DO $$ BEGIN EXECUTE format("
+            "'ALTER TABLE memory_pg_memories ALTER COLUMN embedding TYPE vector(%s)', "
+            "current_setting('memory_pg.embedding_dim')::int); END $$"
+        ),
+    ]
+
+
+def count_rows() -> TextClause:
+    """Whether the memories table has any row at all."""
+    return text("SELECT EXISTS (SELECT 1 FROM memory_pg_memories) AS any_rows")
+
+
+def stats(user_id: str | None) -> Select[Any]:
+    """Counts per memory type (current and superseded), for one user or all."""
+    stmt = select(
+        m.c.memory_type,
+        func.count().filter(m.c.superseded_at.is_(None)).label("current"),
+        func.count().filter(m.c.superseded_at.is_not(None)).label("superseded"),
+        func.count(func.distinct(m.c.user_id)).label("users"),
+    ).group_by(m.c.memory_type)
+    if user_id is not None:
+        stmt = stmt.where(m.c.user_id == user_id)
+    return stmt.order_by(m.c.memory_type)
+
+
+def health() -> TextClause:
+    """Server version and pgvector version, for the healthcheck."""
+    return text(
+        "SELECT current_setting('server_version') AS server_version, "
+        "(SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector_version"
+    )
+
+
+def export_rows(user_id: str, include_inactive: bool) -> Select[Any]:
+    """Every column an export carries, vector included, oldest first."""
+    stmt = select(*MEMORY_COLUMNS, m.c.embedding).where(m.c.user_id == user_id)
+    if not include_inactive:
+        stmt = stmt.where(*current_conditions(None))
+    return stmt.order_by(m.c.created_at, m.c.id)

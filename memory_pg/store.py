@@ -1,0 +1,656 @@
+"""MemoryStore and AsyncMemoryStore: memories as rows in PostgreSQL with pgvector."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine, create_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.sql import Executable
+
+from memory_pg import queries, schema
+from memory_pg._base import (
+    EmbeddingInfo,
+    MemoryInput,
+    Plan,
+    Rows,
+    StoreCore,
+    T,
+    memory_dict,
+    open_text,
+    parse_memory_id,
+    redact_url,
+    translate_errors,
+    validate_top_k,
+)
+from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
+from memory_pg.errors import SchemaNotReady
+from memory_pg.server import EmbeddedServer, sqlalchemy_url
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["AsyncMemoryStore", "MemoryInput", "MemoryStore"]
+
+
+def _engine_options(settings: StoreSettings) -> dict[str, Any]:
+    return {
+        "pool_pre_ping": True,  # a dead connection is replaced, not handed out
+        "pool_size": 5,
+        "max_overflow": 5,
+        "pool_timeout": 10,
+        "connect_args": {
+            "connect_timeout": 10,
+            "options": "-c statement_timeout=" + str(int(settings.statement_timeout_ms)),
+            "application_name": "memory-pg",
+        },
+    }
+
+
+def _materialize(result: Any) -> Rows:
+    rows = Rows(dict(r._mapping) for r in result) if result.returns_rows else Rows()
+    rows.rowcount = result.rowcount
+    return rows
+
+
+class _Opener:
+    """Finds the database (URL, engine or embedded server), migrates it, checks the model."""
+
+    def __init__(
+        self,
+        url: str | None,
+        engine: Engine | None,
+        home: str | os.PathLike[str] | None,
+        auto_migrate: bool | None,
+        embedding_model: str | None,
+        embedder: Embedder | None,
+        settings: StoreSettings,
+    ) -> None:
+        self.server: EmbeddedServer | None = None
+        self.owns_engine = engine is None
+        if engine is not None:
+            self.url = engine.url.render_as_string(hide_password=False)
+        else:
+            url = url or database_url_from_env()
+            if url is None:
+                self.server = EmbeddedServer(Path(home) if home else default_home())
+                url = self.server.start()
+                auto_migrate = True if auto_migrate is None else auto_migrate
+            self.url = sqlalchemy_url(url) if "://" in url else url
+        self.engine = engine or create_engine(self.url, **_engine_options(settings))
+        self.auto_migrate = bool(auto_migrate)
+        self.embedding_model = embedding_model
+        self.embedder = embedder
+
+    def recorded_model(self) -> str | None:
+        with translate_errors(), self.engine.connect() as conn:
+            try:
+                rev = schema.current_revision(conn)
+            except Exception:
+                rev = None
+            if rev is None:
+                return None
+            row = conn.execute(queries.read_setting("embedding")).first()
+        return str(row[0]["model"]) if row else None
+
+    def ensure_schema(self, dim: int) -> None:
+        with translate_errors():
+            with self.engine.connect() as conn:
+                rev = schema.current_revision(conn)
+            if rev == schema.head_revision():
+                return
+            if not self.auto_migrate:
+                raise SchemaNotReady(
+                    f"database schema is at {rev or 'nothing'}, this memory-pg needs "
+                    f"{schema.head_revision()}: run `memory-pg migrate` "
+                    "(or pass auto_migrate=True)"
+                )
+            schema.upgrade(self.engine, embedding_dim=dim)
+
+    def pick_embedder(self) -> Embedder:
+        if self.embedder is not None:
+            return self.embedder
+        name = self.embedding_model or self.recorded_model() or resolve_model_name(None)
+        return get_embedder(resolve_model_name(name))
+
+
+class MemoryStore(StoreCore):
+    """Memories of many users in one PostgreSQL database, searched by meaning and words.
+
+    Every call is scoped to one user: bind ``user_id`` here, or pass ``user_id=``
+    per call; with neither, the call raises :class:`MissingUserScope`.
+
+    With no ``url`` or ``engine`` (and no ``MEMORY_PG_DATABASE_URL`` /
+    ``DATABASE_URL``), an embedded PostgreSQL starts in ``home`` (``MEMORY_PG_HOME``)
+    and is migrated; its data survives restarts. Given a URL, memory-pg never
+    starts a server, and does not migrate unless ``auto_migrate=True``.
+
+    Example::
+
+        store = MemoryStore(user_id="alice")
+        store.add_memory("使用 PostgreSQL 作为数据库", "key_decision")
+        store.search("数据库选型", top_k=3)
+
+    Args:
+        url: a PostgreSQL URL (``postgresql://user:pw@host/db``).
+        engine: the host application's SQLAlchemy engine (not closed by :meth:`close`).
+        user_id: the default tenant of every call.
+        embedding_model: sentence-transformers model; default: what the database
+            records, else ``MEMORY_PG_EMBEDDING_MODEL``'s value passed by the caller,
+            else bge-small-zh-v1.5 if cached, else the bundled all-MiniLM-L6-v2.
+        embedder: any :class:`Embedder` (overrides ``embedding_model``).
+        home: data folder of the embedded server.
+        auto_migrate: migrate to the library's head revision on open (default: only
+            for the embedded server).
+        settings: limits and defaults.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: Engine | None = None,
+        user_id: str | None = None,
+        embedding_model: str | None = None,
+        embedder: Embedder | None = None,
+        home: str | os.PathLike[str] | None = None,
+        auto_migrate: bool | None = None,
+        settings: StoreSettings | None = None,
+        ef_search: int = 100,
+    ) -> None:
+        self.settings = settings or StoreSettings()
+        self._user_id = None if user_id is None else self._scope(user_id)
+        self.ef_search = ef_search
+        opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
+        self._server = opener.server
+        self._owns_engine = opener.owns_engine
+        self.engine = opener.engine
+        try:
+            self.embedder = opener.pick_embedder()
+            opener.ensure_schema(self.embedder.dimension)
+            self.embedding: EmbeddingInfo = self._run(
+                self._plan_embedding_check(embedding_model is not None), None
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.url = redact_url(opener.url)
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> MemoryStore:
+        """A store configured by ``MEMORY_PG_*`` environment variables, like the CLI."""
+        kwargs.setdefault("embedding_model", os.environ.get("MEMORY_PG_EMBEDDING_MODEL"))
+        kwargs.setdefault("home", os.environ.get("MEMORY_PG_HOME"))
+        kwargs.setdefault("user_id", os.environ.get("MEMORY_PG_USER_ID"))
+        return cls(**kwargs)
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _transaction(self, user_id: str | None, conn: Connection | None) -> Iterator[Connection]:
+        with translate_errors():
+            if conn is not None:
+                # The caller's transaction: join it, never commit it.
+                conn.execute(queries.set_tenant(user_id))
+                yield conn
+                return
+            with self.engine.begin() as own:
+                own.execute(queries.set_tenant(user_id))
+                yield own
+
+    def _run(self, plan: Plan[T], user_id: str | None, conn: Connection | None = None) -> T:
+        with self._transaction(user_id, conn) as c:
+            try:
+                stmt: Executable = next(plan)
+                while True:
+                    stmt = plan.send(_materialize(c.execute(stmt)))
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Close the pool this store opened and let go of the embedded server."""
+        if getattr(self, "_owns_engine", False):
+            self.engine.dispose()
+        if getattr(self, "_server", None) is not None:
+            assert self._server is not None
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
+
+    # -- writes -----------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        text: str,
+        memory_type: str = "dialogue",
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        user_id: str | None = None,
+        topic: str | None = None,
+        importance: float | None = None,
+        event_time: datetime | None = None,
+        expires_at: datetime | None = None,
+        conn: Connection | None = None,
+    ) -> str:
+        """Store one memory and return its id.
+
+        An exact duplicate (same user, type and text up to case and spacing) of a
+        current memory is not stored again: its id is returned.
+
+        Args:
+            text: what to remember.
+            memory_type: ``user_profile``, ``project_status``, ``key_decision``,
+                ``todo``, ``dialogue`` or a type added in the settings.
+            metadata: a JSON object stored beside it.
+            user_id: the tenant, if not bound on the store.
+            topic: a stable key (``"database"``) that a later decision on the same
+                topic replaces.
+            importance: 0..1, default 0.5.
+            event_time: when the fact happened (default: now).
+            expires_at: when it stops being current.
+            conn: the caller's connection, to write inside its transaction.
+        """
+        item = MemoryInput(text, memory_type, metadata, topic, importance, event_time, expires_at)
+        return self.add_memories([item], user_id=user_id, conn=conn)[0]
+
+    def add_memories(
+        self,
+        items: Iterable[MemoryInput | Mapping[str, Any] | str],
+        *,
+        user_id: str | None = None,
+        conn: Connection | None = None,
+    ) -> list[str]:
+        """Store many memories: one embedding batch, one statement per 500 rows.
+
+        Items are :class:`MemoryInput`, dicts with the same keys, or plain text
+        (a ``dialogue`` memory). Either every item is valid and all are stored, or
+        a typed error names the first bad one and nothing is stored.
+        """
+        prepared = self._prepare(user_id, items)
+        if not prepared.texts:
+            return []
+        vectors = self.embedder.embed_documents(prepared.texts)
+        rows = self._rows(prepared, vectors)
+        return self._run(self._plan_insert(rows), prepared.user_id, conn)
+
+    def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+        """Erase one memory and its history for good; False if there was none."""
+        uid = self._scope(user_id)
+        return self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+
+    def clear_user_memory(self, user_id: str | None = None) -> int:
+        """Erase every memory, buffered turn and history event of a user; returns memories erased."""
+        uid = self._scope(user_id)
+        return self._run(self._plan_clear(uid), uid)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        as_of: datetime | None = None,
+        track_access: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The ``top_k`` memories of a user that best match ``query``, best first.
+
+        Each result is a dict with at least ``text``, ``metadata``, ``distance``
+        (cosine), ``score``, ``id``, ``memory_type`` and the timestamps. Returned
+        memories count as used (``access_count``, ``last_accessed_at``) unless
+        ``track_access=False``.
+
+        Args:
+            query: what to look for, in any language.
+            top_k: how many results (1..1000).
+            memory_types: only these types.
+            since: only memories whose event time is at or after this.
+            until: only memories whose event time is before this.
+            metadata_filter: only memories whose metadata contains this object.
+            as_of: what was current at that past time (superseded rows included).
+        """
+        uid = self._scope(user_id)
+        text = self._check_query(query)
+        k = validate_top_k(top_k)
+        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        vector = self.embedder.embed_query(text)
+        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        return self._run(plan, uid)
+
+    def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+        """One memory of the user by id (current or not), or None."""
+        uid = self._scope(user_id)
+        rows = self._run(self._plan_one(queries.get_memory(uid, parse_memory_id(memory_id))), uid)
+        return memory_dict(rows[0]) if rows else None
+
+    def list_memories(
+        self,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        include_inactive: bool = False,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """A user's memories, newest first (superseded ones only if asked)."""
+        uid = self._scope(user_id)
+        stmt = queries.list_memories(
+            uid, memory_types=memory_types, include_inactive=include_inactive, limit=limit
+        )
+        return [memory_dict(r) for r in self._run(self._plan_one(stmt), uid)]
+
+    def history(
+        self, memory_id: str | None = None, *, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Lifecycle events (added, superseded, merged, expired, deleted) oldest first."""
+        uid = self._scope(user_id)
+        mid = parse_memory_id(memory_id) if memory_id is not None else None
+        return [
+            memory_dict(r) for r in self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+        ]
+
+    def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        """Counts per memory type, for one user or (with no user) the whole database."""
+        uid = self._scope(user_id) if (user_id or self._user_id) else None
+        rows = self._run(self._plan_one(queries.stats(uid)), uid)
+        return _stats_dict(rows, uid)
+
+    def healthcheck(self) -> dict[str, Any]:
+        """Connection, pgvector version, schema revision and embedding model, as a dict."""
+        rows = self._run(self._plan_one(queries.health()), None)
+        with translate_errors(), self.engine.connect() as conn:
+            revision = schema.current_revision(conn)
+        return _health_dict(rows[0], revision, self)
+
+    # -- export / import --------------------------------------------------------------
+
+    def export_user_memory(
+        self,
+        target: str | IO[str],
+        *,
+        user_id: str | None = None,
+        include_inactive: bool = True,
+        with_embeddings: bool = True,
+    ) -> int:
+        """Write a user's memories as JSON lines (a path or a text file); returns the count."""
+        uid = self._scope(user_id)
+        rows = self._run(self._plan_one(queries.export_rows(uid, include_inactive)), uid)
+        fh, close = open_text(target, "w")
+        try:
+            for row in rows:
+                vec = _vector_list(row.pop("embedding")) if with_embeddings else None
+                fh.write(self._export_line(row, vec) + "\n")
+        finally:
+            if close:
+                fh.close()
+        return len(rows)
+
+    def import_user_memory(self, source: str | IO[str], *, user_id: str | None = None) -> int:
+        """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
+
+        Ids, timestamps, validity and use counts are kept; vectors are reused when
+        they come from the same model and re-embedded otherwise. Rows whose id (or
+        exact text) is already there are skipped. All or nothing.
+        """
+        fh, close = open_text(source, "r")
+        try:
+            prepared, given = self._parse_import(user_id, fh)
+        finally:
+            if close:
+                fh.close()
+        if not prepared.texts:
+            return 0
+        to_embed = [t for t, v in zip(prepared.texts, given, strict=True) if v is None]
+        embedded = self.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
+        rows = self._import_rows(prepared, given, embedded)
+        return self._run(self._plan_import(rows), prepared.user_id)
+
+    def _check_query(self, query: object) -> str:
+        from memory_pg._validate import check_text
+
+        return check_text(query, self.settings, what="query")
+
+
+class AsyncMemoryStore(StoreCore):
+    """The asyncio twin of :class:`MemoryStore`: the same methods, awaited.
+
+    Opening (embedded server, migration, model check) happens on first use or on
+    ``await store.open()``; embedding runs in a worker thread so the event loop
+    keeps serving. Use ``async with AsyncMemoryStore(...) as store``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        user_id: str | None = None,
+        embedding_model: str | None = None,
+        embedder: Embedder | None = None,
+        home: str | os.PathLike[str] | None = None,
+        auto_migrate: bool | None = None,
+        settings: StoreSettings | None = None,
+        ef_search: int = 100,
+    ) -> None:
+        self.settings = settings or StoreSettings()
+        self._user_id = None if user_id is None else self._scope(user_id)
+        self.ef_search = ef_search
+        self._args = (url, home, auto_migrate, embedding_model, embedder)
+        self._given_engine = engine
+        self.engine: AsyncEngine | None = engine
+        self._sync: MemoryStore | None = None
+        self._open_lock = asyncio.Lock()
+
+    async def open(self) -> AsyncMemoryStore:
+        """Start, migrate and check the database (done on first use otherwise)."""
+        async with self._open_lock:
+            if self._sync is not None:
+                return self
+            url, home, auto_migrate, model, embedder = self._args
+            if self._given_engine is not None and url is None:
+                url = self._given_engine.url.render_as_string(hide_password=False)
+            self._sync = await asyncio.to_thread(
+                MemoryStore,
+                url,
+                user_id=self._user_id,
+                embedding_model=model,
+                embedder=embedder,
+                home=home,
+                auto_migrate=auto_migrate,
+                settings=self.settings,
+            )
+            self.embedder = self._sync.embedder
+            self.embedding = self._sync.embedding
+            if self.engine is None:
+                self.engine = create_async_engine(
+                    self._sync.engine.url, **_engine_options(self.settings)
+                )
+        return self
+
+    async def _ready(self) -> AsyncEngine:
+        if self._sync is None:
+            await self.open()
+        assert self.engine is not None
+        return self.engine
+
+    @contextlib.asynccontextmanager
+    async def _transaction(
+        self, user_id: str | None, conn: AsyncConnection | None
+    ) -> AsyncIterator[AsyncConnection]:
+        engine = await self._ready()
+        with translate_errors():
+            if conn is not None:
+                await conn.execute(queries.set_tenant(user_id))
+                yield conn
+                return
+            async with engine.begin() as own:
+                await own.execute(queries.set_tenant(user_id))
+                yield own
+
+    async def _run(
+        self, plan: Plan[T], user_id: str | None, conn: AsyncConnection | None = None
+    ) -> T:
+        async with self._transaction(user_id, conn) as c:
+            try:
+                stmt: Executable = next(plan)
+                while True:
+                    stmt = plan.send(_materialize(await c.execute(stmt)))
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        """Close what this store opened."""
+        if self.engine is not None and self._given_engine is None:
+            await self.engine.dispose()
+        if self._sync is not None:
+            await asyncio.to_thread(self._sync.close)
+            self._sync = None
+
+    async def __aenter__(self) -> AsyncMemoryStore:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def add_memory(
+        self,
+        text: str,
+        memory_type: str = "dialogue",
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        user_id: str | None = None,
+        topic: str | None = None,
+        importance: float | None = None,
+        event_time: datetime | None = None,
+        expires_at: datetime | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> str:
+        """See :meth:`MemoryStore.add_memory`."""
+        item = MemoryInput(text, memory_type, metadata, topic, importance, event_time, expires_at)
+        return (await self.add_memories([item], user_id=user_id, conn=conn))[0]
+
+    async def add_memories(
+        self,
+        items: Iterable[MemoryInput | Mapping[str, Any] | str],
+        *,
+        user_id: str | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> list[str]:
+        """See :meth:`MemoryStore.add_memories`."""
+        await self._ready()
+        prepared = self._prepare(user_id, items)
+        if not prepared.texts:
+            return []
+        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+        rows = self._rows(prepared, vectors)
+        return await self._run(self._plan_insert(rows), prepared.user_id, conn)
+
+    async def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+        """See :meth:`MemoryStore.delete_memory`."""
+        uid = self._scope(user_id)
+        return await self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+
+    async def clear_user_memory(self, user_id: str | None = None) -> int:
+        """See :meth:`MemoryStore.clear_user_memory`."""
+        uid = self._scope(user_id)
+        return await self._run(self._plan_clear(uid), uid)
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        as_of: datetime | None = None,
+        track_access: bool = True,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.search`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        from memory_pg._validate import check_text
+
+        text = check_text(query, self.settings, what="query")
+        k = validate_top_k(top_k)
+        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        vector = await asyncio.to_thread(self.embedder.embed_query, text)
+        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        return await self._run(plan, uid)
+
+    async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+        """See :meth:`MemoryStore.get`."""
+        uid = self._scope(user_id)
+        stmt = queries.get_memory(uid, parse_memory_id(memory_id))
+        rows = await self._run(self._plan_one(stmt), uid)
+        return memory_dict(rows[0]) if rows else None
+
+    async def history(
+        self, memory_id: str | None = None, *, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.history`."""
+        uid = self._scope(user_id)
+        mid = parse_memory_id(memory_id) if memory_id is not None else None
+        rows = await self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+        return [memory_dict(r) for r in rows]
+
+    async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        """See :meth:`MemoryStore.stats`."""
+        uid = self._scope(user_id) if (user_id or self._user_id) else None
+        return _stats_dict(await self._run(self._plan_one(queries.stats(uid)), uid), uid)
+
+
+def _vector_list(value: Any) -> list[float]:
+    return [float(x) for x in np.asarray(value, dtype=np.float32).tolist()]
+
+
+def _stats_dict(rows: Rows, user_id: str | None) -> dict[str, Any]:
+    by_type = {
+        r["memory_type"]: {"current": r["current"], "superseded": r["superseded"]} for r in rows
+    }
+    return {
+        "user_id": user_id,
+        "memories": sum(v["current"] for v in by_type.values()),
+        "superseded": sum(v["superseded"] for v in by_type.values()),
+        "by_type": by_type,
+    }
+
+
+def _health_dict(
+    row: Mapping[str, Any], revision: str | None, store: MemoryStore
+) -> dict[str, Any]:
+    head = schema.head_revision()
+    return {
+        "ok": row["vector_version"] is not None and revision == head,
+        "database": store.url,
+        "server_version": row["server_version"],
+        "vector_extension": row["vector_version"],
+        "revision": revision,
+        "head_revision": head,
+        "embedding_model": store.embedding.model,
+        "embedding_dimension": store.embedding.dimension,
+    }

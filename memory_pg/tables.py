@@ -1,0 +1,177 @@
+"""SQLAlchemy Core tables: the schema the migrations build, declared once for queries and tests."""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    Uuid,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+
+#: Every object memory-pg creates carries this prefix, so it sits beside a host's own tables.
+PREFIX = "memory_pg_"
+
+#: The library's own Alembic version table: a host application's history is never touched.
+VERSION_TABLE = "memory_pg_alembic_version"
+
+#: Lifecycle events written to the history table.
+HISTORY_EVENTS = ("added", "superseded", "merged", "expired", "deleted", "updated", "imported")
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "memory_pg_%(table_name)s_%(column_0_N_name)s_idx",
+        "uq": "memory_pg_%(table_name)s_%(column_0_N_name)s_key",
+        "ck": "memory_pg_%(table_name)s_%(constraint_name)s_check",
+        "fk": "memory_pg_%(table_name)s_%(column_0_name)s_fkey",
+        "pk": "memory_pg_%(table_name)s_pkey",
+    }
+)
+
+_NOW = text("now()")
+
+# Every key starts with user_id: the tables can be distributed by user_id (Citus) and
+# every lookup, search and delete stays on one shard.
+memories = Table(
+    "memory_pg_memories",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", Uuid, nullable=False, server_default=text("gen_random_uuid()")),
+    Column("memory_type", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    # The dimension is fixed by the migration from the model the database records.
+    Column("embedding", Vector(), nullable=False),
+    Column("embedding_model", Text, nullable=False),
+    Column("search_tsv", TSVECTOR, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    Column("topic", Text, nullable=True),
+    Column("importance", Float(precision=24), nullable=False, server_default=text("0.5")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("event_time", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("last_accessed_at", DateTime(timezone=True), nullable=True),
+    Column("access_count", Integer, nullable=False, server_default=text("0")),
+    Column("valid_from", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("superseded_at", DateTime(timezone=True), nullable=True),
+    Column("superseded_by", Uuid, nullable=True),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
+    CheckConstraint("memory_type ~ '^[a-z][a-z0-9_]{0,63}$'", name="memory_type"),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="importance"),
+    CheckConstraint("access_count >= 0", name="access_count"),
+)
+
+# Per-user listing by type and recency, over current rows only.
+Index(
+    "memory_pg_memories_user_type_created_idx",
+    memories.c.user_id,
+    memories.c.memory_type,
+    memories.c.created_at.desc(),
+    postgresql_where=memories.c.superseded_at.is_(None),
+)
+# Supersession by explicit topic key.
+Index(
+    "memory_pg_memories_user_topic_idx",
+    memories.c.user_id,
+    memories.c.memory_type,
+    memories.c.topic,
+    postgresql_where=text("topic IS NOT NULL AND superseded_at IS NULL"),
+)
+# An exact duplicate of a current memory is never stored twice (INSERT ... ON CONFLICT).
+Index(
+    "memory_pg_memories_user_type_hash_key",
+    memories.c.user_id,
+    memories.c.memory_type,
+    memories.c.content_hash,
+    unique=True,
+    postgresql_where=memories.c.superseded_at.is_(None),
+)
+# Expiry scans: oldest first per user.
+Index("memory_pg_memories_user_created_idx", memories.c.user_id, memories.c.created_at)
+Index(
+    "memory_pg_memories_expires_idx",
+    memories.c.expires_at,
+    postgresql_where=text("expires_at IS NOT NULL"),
+)
+Index(
+    "memory_pg_memories_embedding_hnsw_idx",
+    memories.c.embedding,
+    postgresql_using="hnsw",
+    postgresql_with={"m": 16, "ef_construction": 64},
+    postgresql_ops={"embedding": "vector_cosine_ops"},
+)
+Index("memory_pg_memories_search_tsv_idx", memories.c.search_tsv, postgresql_using="gin")
+
+# Turns waiting for compaction: a crash between a turn and its compaction loses nothing.
+dialogue_buffer = Table(
+    "memory_pg_dialogue_buffer",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", BigInteger, Identity(always=False), nullable=False),
+    Column("session_id", Text, nullable=True),
+    Column("role", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("consumed_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint("role IN ('user', 'assistant', 'system', 'tool')", name="role"),
+)
+Index(
+    "memory_pg_dialogue_buffer_pending_idx",
+    dialogue_buffer.c.user_id,
+    dialogue_buffer.c.id,
+    postgresql_where=dialogue_buffer.c.consumed_at.is_(None),
+)
+
+# Append-only: why a memory was added, replaced or forgotten.
+history = Table(
+    "memory_pg_history",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", BigInteger, Identity(always=False), nullable=False),
+    Column("memory_id", Uuid, nullable=False),
+    Column("event", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("detail", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint(
+        "event IN ('added', 'superseded', 'merged', 'expired', 'deleted', 'updated', 'imported')",
+        name="event",
+    ),
+)
+Index("memory_pg_history_user_memory_idx", history.c.user_id, history.c.memory_id, history.c.at)
+
+# Facts about the database itself (the embedding model and its dimension).
+# Under Citus this is a reference table.
+settings = Table(
+    "memory_pg_settings",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", JSONB, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+)
+
+__all__ = [
+    "HISTORY_EVENTS",
+    "PREFIX",
+    "VERSION_TABLE",
+    "dialogue_buffer",
+    "history",
+    "memories",
+    "metadata",
+    "settings",
+]

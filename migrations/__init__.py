@@ -1,0 +1,1 @@
+"""memory-pg's Alembic migrations, shipped in the wheel as ``memory_pg._migrations``."""

@@ -1,0 +1,1 @@
+"""Alembic revisions of memory-pg's schema, oldest first."""
