@@ -23,6 +23,13 @@ MIGRATION_LOCK_KEY = 7_363_104_871_150_001
 
 def migrations_dir() -> Path:
     """The folder of the Alembic revisions (``migrations/``, shipped as ``memory_pg._migrations``)."""
+    # A checkout (or a git worktree) runs its own revisions from ``migrations/``
+    # beside the package; an installed wheel has them as ``memory_pg._migrations``.
+    import memory_pg
+
+    checkout = Path(memory_pg.__file__).resolve().parent.parent / "migrations"
+    if (checkout / "versions" / "0001_vector_extension.py").is_file():
+        return checkout
     import memory_pg._migrations as package
 
     return Path(package.__file__).parent
