@@ -93,6 +93,14 @@ def test_a_later_switch_supersedes_the_earlier_decision_on_the_same_topic(
     assert current in decisions[0]["decision"]
 
 
+def test_decisions_are_listed_in_the_order_they_were_last_made() -> None:
+    decisions = MemoryCompactor().compact(
+        ["我们用 MySQL 作为数据库", "前端选用 Vue", "改用 PostgreSQL"]
+    )["key_decisions"]
+    assert [d["topic"] for d in decisions] == ["frontend", "database"]
+    assert "PostgreSQL" in decisions[1]["decision"]
+
+
 def test_a_reason_clause_stays_with_its_decision() -> None:
     [decision] = MemoryCompactor().compact(["后来改用 PostgreSQL 了，因为要用 pgvector"])[
         "key_decisions"
