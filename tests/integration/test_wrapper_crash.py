@@ -45,7 +45,7 @@ def run_until_paused(db_url: str, control: Path, pause_at: str, *inputs: str) ->
         deadline = time.monotonic() + 300  # a guard against hanging, not a measurement
         while not paused.exists():
             if proc.poll() is not None:
-                out, err = proc.communicate()
+                _out, err = proc.communicate()
                 pytest.fail(f"{pause_at}: exited {proc.returncode} before pausing:\n{err.decode()}")
             if time.monotonic() > deadline:
                 pytest.fail(f"{pause_at}: never reached its pause point")
