@@ -216,9 +216,7 @@ class MemoryWrapper(_WrapperBase):
         if not self._resumed:
             self._reload(self.store.pending_turns(user_id=self.user_id, session_id=self.session_id))
         # Durable before the agent runs: a crash in the agent loses no user turn.
-        self.store.append_turn(
-            "user", user_input, user_id=self.user_id, session_id=self.session_id
-        )
+        self.store.append_turn("user", user_input, user_id=self.user_id, session_id=self.session_id)
         prompt = self._prompt(self.recall(user_input), user_input)
         reply = self.agent.chat(prompt)
         if not isinstance(reply, str):
