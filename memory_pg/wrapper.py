@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from memory_pg._validate import check_user_id
 from memory_pg.errors import InvalidArgument
 
 logger = logging.getLogger(__name__)
@@ -114,8 +113,8 @@ class _WrapperBase:
 
             compactor = AsyncMemoryCompactor() if self._is_async else MemoryCompactor()
         self.compactor = compactor
-        uid = user_id if user_id is not None else getattr(store, "user_id", None)
-        self.user_id: str = check_user_id(uid, store.settings)
+        # The store's own rule: the given user, else the one bound on the store.
+        self.user_id: str = store._scope(user_id)
         # A fresh id per conversation unless the caller resumes one.
         self.session_id: str = session_id or uuid.uuid4().hex
         self.recent_window = _check_count(recent_window, "recent_window", 0)
