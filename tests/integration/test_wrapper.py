@@ -156,7 +156,9 @@ def test_a_background_failure_surfaces_on_flush(store):
         def compact_to_memories(self, texts: Any) -> Any:
             raise RuntimeError("compactor down")
 
-    bot = MemoryWrapper(RuleAgent(), store, compactor=Broken(), compact_threshold=2, background=True)
+    bot = MemoryWrapper(
+        RuleAgent(), store, compactor=Broken(), compact_threshold=2, background=True
+    )
     bot.chat("hello")
     with pytest.raises(RuntimeError, match="compactor down"):
         bot.close()
