@@ -87,6 +87,28 @@ def _as_turns(pending: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     return [{"role": str(t["role"]), "content": str(t["content"])} for t in pending]
 
 
+def compact_pending(
+    store: Any, compactor: Compactor, *, user_id: str, threshold: int = 1, force: bool = False
+) -> list[str]:
+    """Compact a user's pending turns while ``threshold`` wait (any, with ``force``).
+
+    Reads the buffer, runs the compactor, and commits the memories with the
+    turns' consumption in one transaction (``store.commit_compaction``). A
+    process killed before the commit leaves the turns pending for the next
+    call; a commit that lost a race to another process writes nothing. Returns
+    the ids of the memories written.
+    """
+    written: list[str] = []
+    while True:
+        pending = store.pending_turns(user_id=user_id, limit=max(threshold, MAX_TURNS_PER_COMMIT))
+        if not pending or (len(pending) < threshold and not force):
+            return written
+        memories = compactor.compact_to_memories(_as_turns(pending))
+        ids = [t["id"] for t in pending]
+        written += store.commit_compaction(ids, memories, user_id=user_id)
+        logger.debug("compacted %d turns; %d memories written", len(ids), len(written))
+
+
 class _WrapperBase:
     """Settings and prompt state shared by the sync and async wrappers."""
 
@@ -241,18 +263,14 @@ class MemoryWrapper(_WrapperBase):
         Returns the ids of the memories written. Safe to call from several
         processes: a turn is consumed by exactly one commit.
         """
-        written: list[str] = []
         with self._lock:
-            while True:
-                pending = self.store.pending_turns(
-                    user_id=self.user_id, limit=max(self.compact_threshold, MAX_TURNS_PER_COMMIT)
-                )
-                if not pending or (len(pending) < self.compact_threshold and not force):
-                    return written
-                memories = self.compactor.compact_to_memories(_as_turns(pending))
-                ids = [t["id"] for t in pending]
-                written += self.store.commit_compaction(ids, memories, user_id=self.user_id)
-                logger.debug("compacted %d turns into %d memories", len(ids), len(written))
+            return compact_pending(
+                self.store,
+                self.compactor,
+                user_id=self.user_id,
+                threshold=self.compact_threshold,
+                force=force,
+            )
 
     def _submit(self) -> None:
         if self._future is not None and not self._future.done():
@@ -409,5 +427,6 @@ __all__ = [
     "HermesMemoryWrapper",
     "MemoryWrapper",
     "build_prompt",
+    "compact_pending",
     "format_memories",
 ]
