@@ -94,7 +94,9 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             ``MEMORY_PG_HOME``), the same database the ``memory-pg`` command uses.
         retriever: anything with ``retrieve_context(text, user_id=...) -> str``;
             default: the store's search, one memory per line.
-        compactor: default: the offline :class:`~memory_pg.compaction.MemoryCompactor`.
+        compactor: default: a :class:`~memory_pg.compaction.MemoryCompactor` calling the
+            LLM of ``MEMORY_PG_LLM_BASE_URL`` / ``_API_KEY`` / ``_MODEL`` when set, else the
+            offline extractor.
         compact_threshold: pending turns that trigger a compaction after a turn.
         top_k: memories recalled per turn.
         user_id: force one user, whatever Hermes says.
@@ -154,9 +156,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 self._store = MemoryStore.from_env()
             self._owns_store = True
         if self._compactor is None:
-            from memory_pg.compaction import MemoryCompactor
-
-            self._compactor = MemoryCompactor()
+            self._compactor = _compactor_from_env()
 
     def system_prompt_block(self) -> str:
         """A short note on the memory tools."""
@@ -308,6 +308,19 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 "env_var": "MEMORY_PG_EMBEDDING_MODEL",
             },
         ]
+
+
+def _compactor_from_env() -> Any:
+    """The LLM compactor when ``MEMORY_PG_LLM_*`` (or ``OPENAI_*``) is set, else the offline one."""
+    from memory_pg.compaction import MemoryCompactor
+    from memory_pg.config import LLMSettings
+
+    settings = LLMSettings.from_env()
+    if settings is None:
+        return MemoryCompactor()
+    from memory_pg.llm import OpenAICompatibleLLM
+
+    return MemoryCompactor(OpenAICompatibleLLM(settings))
 
 
 def _error(message: str) -> str:

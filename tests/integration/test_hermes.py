@@ -18,6 +18,20 @@ memory_manager = pytest.importorskip(
 
 from memory_pg import _cli_hermes  # noqa: E402
 from memory_pg.integrations.hermes import PROVIDER_NAME, MemoryPgProvider  # noqa: E402
+from tests.fake_openai import (  # noqa: E402
+    FakeOpenAI,
+    fake_openai_fixture,  # noqa: F401
+    reply,
+)
+
+
+@pytest.fixture(autouse=True)
+def no_llm_from_the_host(monkeypatch):
+    """The offline extractor unless a test configures an LLM."""
+    for name in ("MEMORY_PG_LLM_BASE_URL", "MEMORY_PG_LLM_API_KEY", "MEMORY_PG_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def manager_for(store, **init) -> memory_manager.MemoryManager:
@@ -124,3 +138,26 @@ def test_install_puts_a_plugin_hermes_loads(tmp_path: Path, monkeypatch, make_st
     assert provider.name == PROVIDER_NAME
     # Re-running the installer is harmless.
     assert _cli_hermes.install(tmp_path) == tmp_path / "plugins" / PROVIDER_NAME
+
+
+def test_an_llm_from_the_environment_compacts(make_store, monkeypatch, fake_openai: FakeOpenAI):
+    monkeypatch.setenv("MEMORY_PG_LLM_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("MEMORY_PG_LLM_API_KEY", "k")
+    monkeypatch.setenv("MEMORY_PG_LLM_MODEL", "qwen-plus")
+    fake_openai.script(
+        reply(
+            '```json\n{"user_profile": [], "project_status": [], "todos": [], '
+            '"key_decisions": [{"decision": "数据库用 PostgreSQL", "topic": "database"}]}\n```'
+        )
+    )
+    store = make_store()
+    manager = manager_for(store, user_id="alice")
+    turn(manager, "数据库就定 PostgreSQL 吧", "好")
+    manager.on_session_end([])
+    assert "数据库就定 PostgreSQL 吧" in fake_openai.prompts[0]
+    [memory] = store.list_memories(user_id="alice")
+    assert (memory["memory_type"], memory["text"], memory["topic"]) == (
+        "key_decision",
+        "数据库用 PostgreSQL",
+        "database",
+    )
