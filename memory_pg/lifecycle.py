@@ -45,7 +45,6 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import delete as sa_delete
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from memory_pg.config import ForgetPolicy, SupersedePolicy
@@ -261,9 +260,7 @@ def refresh_merged(user_id: str, memory_id: uuid.UUID, importance: float) -> Upd
     )
 
 
-def history_events(
-    user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]
-) -> Insert:
+def history_events(user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]) -> Insert:
     """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text."""
     return pg_insert(history).values(
         [
@@ -395,9 +392,7 @@ def forget_batch(
 
 def forget_counts(reason: str, policy: ForgetPolicy, user_id: str | None) -> Any:
     """How many rows ``reason`` would remove, per type (the dry run)."""
-    stmt = select(m.c.memory_type, func.count().label("n")).where(
-        forget_condition(reason, policy)
-    )
+    stmt = select(m.c.memory_type, func.count().label("n")).where(forget_condition(reason, policy))
     if user_id is not None:
         stmt = stmt.where(m.c.user_id == user_id)
     return stmt.group_by(m.c.memory_type)

@@ -85,8 +85,9 @@ def test_judge_confirms_contradiction_same_and_different(make_store):
     pg = store.add_memory("Decision: use PostgreSQL for the database", "key_decision")
     assert store.get(mysql)["superseded_by"] == pg
     assert store.history(mysql)[-1]["detail"]["reason"] == "judge"
-    same = store.add_memory("Decision: use PostgreSQL 16 (Postgres 16) for the database",
-                            "key_decision")
+    same = store.add_memory(
+        "Decision: use PostgreSQL 16 (Postgres 16) for the database", "key_decision"
+    )
     assert same == pg
     assert prompts, "the judge was asked"
 
@@ -140,7 +141,7 @@ def test_concurrent_writers_on_one_topic_leave_one_current_row(make_store, raw):
         except Exception as exc:  # surfaced below
             errors.append(exc)
 
-    threads = [threading.Thread(target=write, args=st) for st in zip(stores, texts)]
+    threads = [threading.Thread(target=write, args=st) for st in zip(stores, texts, strict=True)]
     for t in threads:
         t.start()
     for t in threads:
