@@ -61,9 +61,12 @@ def test_erase_leaves_nothing_of_the_user_anywhere(store, raw, db_url):
     assert _traces(raw, "alice") == {}
     assert _traces(raw, "peanuts") == {}
     assert store.get(kept, user_id="bob")["text"] == "Bob likes tea"
-    assert raw.execute(
-        "SELECT count(*) FROM memory_pg_dialogue_buffer WHERE user_id = 'bob'"
-    ).fetchone()[0] == 1
+    assert (
+        raw.execute(
+            "SELECT count(*) FROM memory_pg_dialogue_buffer WHERE user_id = 'bob'"
+        ).fetchone()[0]
+        == 1
+    )
 
 
 def test_delete_one_memory_erases_its_history_only(store):

@@ -18,28 +18,73 @@ def cand(sim, *, topic=None, same_topic=False, h="h-old", text="old"):
 
 
 def test_decide_rules_in_order():
-    assert decide(memory_type="key_decision", topic=None, content_hash="h", new_text="x",
-                  candidates=[], policy=P).action == "add"
+    assert (
+        decide(
+            memory_type="key_decision",
+            topic=None,
+            content_hash="h",
+            new_text="x",
+            candidates=[],
+            policy=P,
+        ).action
+        == "add"
+    )
     dup = cand(0.5, h="h")
-    d = decide(memory_type="dialogue", topic=None, content_hash="h", new_text="x",
-               candidates=[dup], policy=P)
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[dup],
+        policy=P,
+    )
     assert (d.action, d.reason, d.targets) == ("merge", "duplicate", (dup.id,))
-    d = decide(memory_type="dialogue", topic=None, content_hash="h", new_text="x",
-               candidates=[cand(0.96)], policy=P)
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.96)],
+        policy=P,
+    )
     assert (d.action, d.reason) == ("merge", "near_duplicate")
     same = cand(0.1, topic="db", same_topic=True)
-    d = decide(memory_type="todo", topic="db", content_hash="h", new_text="x",
-               candidates=[same, cand(0.5)], policy=P)
+    d = decide(
+        memory_type="todo",
+        topic="db",
+        content_hash="h",
+        new_text="x",
+        candidates=[same, cand(0.5)],
+        policy=P,
+    )
     assert (d.action, d.reason, d.targets) == ("supersede", "topic", (same.id,))
-    d = decide(memory_type="dialogue", topic=None, content_hash="h", new_text="x",
-               candidates=[cand(0.9)], policy=P)
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.9)],
+        policy=P,
+    )
     assert d.action == "add"
     near = cand(0.85, topic="ui")
-    d = decide(memory_type="user_profile", topic=None, content_hash="h", new_text="x",
-               candidates=[near], policy=P)
+    d = decide(
+        memory_type="user_profile",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[near],
+        policy=P,
+    )
     assert (d.action, d.reason, d.topic) == ("supersede", "similar", "ui")
-    d = decide(memory_type="user_profile", topic=None, content_hash="h", new_text="x",
-               candidates=[cand(0.7)], policy=P)
+    d = decide(
+        memory_type="user_profile",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.7)],
+        policy=P,
+    )
     assert d.action == "add"
 
 
@@ -50,11 +95,25 @@ def test_judge_is_asked_only_above_its_threshold():
         asked.append(prompt)
         return "contradicts."
 
-    low = decide(memory_type="key_decision", topic=None, content_hash="h", new_text="new",
-                 candidates=[cand(0.5)], policy=P, judge=judge)
+    low = decide(
+        memory_type="key_decision",
+        topic=None,
+        content_hash="h",
+        new_text="new",
+        candidates=[cand(0.5)],
+        policy=P,
+        judge=judge,
+    )
     assert low.action == "add" and not asked
-    high = decide(memory_type="key_decision", topic=None, content_hash="h", new_text="new",
-                  candidates=[cand(0.65, text="old fact")], policy=P, judge=judge)
+    high = decide(
+        memory_type="key_decision",
+        topic=None,
+        content_hash="h",
+        new_text="new",
+        candidates=[cand(0.65, text="old fact")],
+        policy=P,
+        judge=judge,
+    )
     assert (high.action, high.reason) == ("supersede", "judge")
     assert "old fact" in asked[0] and "new" in asked[0]
 
