@@ -7,6 +7,7 @@ container job needs no arguments beyond the command.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="cosine similarity joining two fragments "
         "(env MEMORY_PG_CONSOLIDATE_THRESHOLD, default 0.8)",
     )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        default=_env_flag("MEMORY_PG_CONSOLIDATE_OFFLINE"),
+        help="merge without the LLM even when MEMORY_PG_LLM_* is set "
+        "(env MEMORY_PG_CONSOLIDATE_OFFLINE=1)",
+    )
     p.set_defaults(handler=cmd_consolidate)
 
     p = subparsers.add_parser(
@@ -171,12 +179,24 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_consolidate(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``memory-pg consolidate``: the offline merge unless a caller wires an LLM."""
-    from memory_pg.consolidation import consolidate
+    """``memory-pg consolidate``: summaries by the LLM when configured, else the offline merge."""
+    from memory_pg.config import LLMSettings
+    from memory_pg.consolidation import Summarize, consolidate, llm_summarizer
 
+    summarize: Summarize | None = None
+    llm_settings = None if args.offline or args.dry_run else LLMSettings.from_env()
+    if llm_settings is not None:
+        from memory_pg.llm import OpenAICompatibleLLM
+
+        # A summary is prose: JSON mode would wrap it in an object.
+        summarize = llm_summarizer(
+            OpenAICompatibleLLM(dataclasses.replace(llm_settings, json_mode=False))
+        )
     store = ctx.store(None)
     policy = ConsolidatePolicy(threshold=args.threshold)
-    report = consolidate(store, policy, user_id=args.user or None, dry_run=args.dry_run)
+    report = consolidate(
+        store, policy, summarize=summarize, user_id=args.user or None, dry_run=args.dry_run
+    )
     ctx.emit(report.to_dict(), args.json)
     return 0
 

@@ -61,6 +61,32 @@ def merge_fragments(fragments: list[str]) -> str:
     return " ".join(parts)
 
 
+SUMMARY_PROMPT = (
+    "These are fragments of one user's long-term memory that say related things.\n"
+    "Merge them into one concise memory that keeps every distinct fact, in the "
+    "fragments' own language. Answer with the merged text only.\n\n{fragments}"
+)
+
+
+def llm_summarizer(llm: Callable[[str], str]) -> Summarize:
+    """A :data:`Summarize` hook that asks ``llm`` (any ``Callable[[str], str]``).
+
+    An empty answer or an exception falls back to :func:`merge_fragments`, so a run
+    never loses fragments to a model outage.
+    """
+
+    def summarize(fragments: list[str]) -> str:
+        listing = "\n".join(f"- {f}" for f in fragments)
+        try:
+            answer = str(llm(SUMMARY_PROMPT.format(fragments=listing))).strip()
+        except Exception as exc:  # a model outage must not stop the job
+            logger.warning("consolidate: LLM failed (%s), offline merge", type(exc).__name__)
+            answer = ""
+        return answer or merge_fragments(fragments)
+
+    return summarize
+
+
 def _norm(value: str) -> str:
     return " ".join(value.lower().split()).strip(" .!?。！？;；")
 
@@ -271,4 +297,11 @@ def _write_summary(
     return row.id
 
 
-__all__ = ["ConsolidateReport", "Summarize", "clusters", "consolidate", "merge_fragments"]
+__all__ = [
+    "ConsolidateReport",
+    "Summarize",
+    "clusters",
+    "consolidate",
+    "llm_summarizer",
+    "merge_fragments",
+]
