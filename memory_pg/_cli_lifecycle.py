@@ -66,6 +66,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="seconds after which no new batch starts (env MEMORY_PG_FORGET_MAX_RUNTIME)",
     )
     p.add_argument(
+        "--pause",
+        type=float,
+        default=_env_float("MEMORY_PG_FORGET_PAUSE", 0.0),
+        help="seconds to sleep between batches on a busy server "
+        "(env MEMORY_PG_FORGET_PAUSE, default 0)",
+    )
+    p.add_argument(
         "--max-age-days",
         type=int,
         default=_env_int("MEMORY_PG_FORGET_MAX_AGE_DAYS", ForgetPolicy.max_age_days),
@@ -173,6 +180,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
         batch_size=args.batch_size,
         max_runtime_s=args.max_runtime,
         user_id=args.user or None,
+        pause_s=args.pause or 0.0,
     )
     ctx.emit(report.to_dict(), args.json)
     return 0

@@ -406,6 +406,7 @@ def forget(
     batch_size: int = 1000,
     max_runtime_s: float | None = None,
     user_id: str | None = None,
+    pause_s: float = 0.0,
 ) -> ForgetReport:
     """Remove expired, long-superseded and stale memories in small batches.
 
@@ -420,6 +421,8 @@ def forget(
         batch_size: rows per delete transaction.
         max_runtime_s: start no new batch after this many seconds (``complete=False``).
         user_id: only this user's memories.
+        pause_s: sleep between batches, leaving the CPU and I/O to searches on a
+            busy server (the run takes longer, searches slow down less).
     """
     policy = policy or ForgetPolicy()
     if batch_size < 1:
@@ -443,7 +446,7 @@ def forget(
                         for row in conn.execute(forget_counts(reason, policy, user_id)):
                             report._count(reason, row.memory_type, int(row.n))
             else:
-                _forget_batches(conn, policy, report, batch_size, max_runtime_s, started)
+                _forget_batches(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
         finally:
             conn.execute(session_unlock(FORGET_LOCK))
             conn.commit()
@@ -458,6 +461,7 @@ def _forget_batches(
     batch_size: int,
     max_runtime_s: float | None,
     started: float,
+    pause_s: float,
 ) -> None:
     for reason in FORGET_REASONS:
         while True:
@@ -474,6 +478,8 @@ def _forget_batches(
                 report._count(reason, row.memory_type, 1)
             if len(rows) < batch_size:
                 break
+            if pause_s > 0:
+                time.sleep(pause_s)
 
 
 def _finish(report: ForgetReport, started: float) -> ForgetReport:
