@@ -154,3 +154,13 @@ def test_concurrent_writers_on_one_topic_leave_one_current_row(make_store, raw):
     total = raw.execute("SELECT count(*) FROM memory_pg_memories").fetchone()[0]
     assert current == 1
     assert total == 12
+
+
+async def test_async_store_supersedes_the_same_way(db_url, embedder):
+    from memory_pg.store import AsyncMemoryStore
+
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        old = await store.add_memory("use MySQL", "key_decision", topic="database")
+        new = await store.add_memory("use PostgreSQL", "key_decision", topic="database")
+        assert (await store.get(old))["superseded_by"] == new
+        assert [e["event"] for e in await store.history(old)] == ["added", "superseded"]
