@@ -177,11 +177,16 @@ def _fill(
     total = report.reembedded + pending
     if progress is not None:
         progress(report.reembedded, total)
+    # user_id is never empty (a check constraint), so this key sorts before every row.
+    after: tuple[str, str] = ("", "00000000-0000-0000-0000-000000000000")
     while True:
         with conn.begin():
-            rows = conn.execute(_sql("reembed_next_batch", n=batch_size)).all()
+            rows = conn.execute(
+                _sql("reembed_next_batch", n=batch_size, after_user=after[0], after_id=after[1])
+            ).all()
         if not rows:
             return
+        after = (rows[-1].user_id, str(rows[-1].id))
         vectors = embedder.embed_documents([r.text for r in rows])
         with conn.begin():
             conn.execute(
