@@ -1,5 +1,7 @@
 """memory-pg: long-term memory for LLM agents, kept in PostgreSQL with pgvector."""
 
+from memory_pg._base import MemoryInput
+from memory_pg.compaction import AsyncMemoryCompactor, CompactedMemory, MemoryCompactor
 from memory_pg.config import LLMSettings, StoreSettings
 from memory_pg.errors import (
     ConfigurationError,
@@ -15,10 +17,16 @@ from memory_pg.errors import (
     SchemaNotReady,
     UnknownMemoryType,
 )
+from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
+from memory_pg.store import AsyncMemoryStore, MemoryStore
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncMemoryCompactor",
+    "AsyncMemoryStore",
+    "AsyncOpenAICompatibleLLM",
+    "CompactedMemory",
     "ConfigurationError",
     "DatabaseError",
     "DatabaseUnavailable",
@@ -27,9 +35,13 @@ __all__ = [
     "InvalidInput",
     "LLMError",
     "LLMSettings",
+    "MemoryCompactor",
+    "MemoryInput",
     "MemoryNotFound",
     "MemoryPgError",
+    "MemoryStore",
     "MissingUserScope",
+    "OpenAICompatibleLLM",
     "SchemaNotReady",
     "StoreSettings",
     "UnknownMemoryType",

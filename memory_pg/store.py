@@ -107,7 +107,7 @@ class _Opener:
             row = conn.execute(queries.read_setting("embedding")).first()
         return str(row[0]["model"]) if row else None
 
-    def ensure_schema(self, dim: int) -> None:
+    def ensure_schema(self, embedder: Embedder) -> None:
         with translate_errors():
             with self.engine.connect() as conn:
                 rev = schema.current_revision(conn)
@@ -119,7 +119,8 @@ class _Opener:
                     f"{schema.head_revision()}: run `memory-pg migrate` "
                     "(or pass auto_migrate=True)"
                 )
-            schema.upgrade(self.engine, embedding_dim=dim)
+            # Only a migration needs the dimension (to size a new vector column).
+            schema.upgrade(self.engine, embedding_dim=embedder.dimension)
 
     def pick_embedder(self) -> Embedder:
         if self.embedder is not None:
@@ -189,7 +190,7 @@ class MemoryStore(StoreCore):
         self.engine = opener.engine
         try:
             self.embedder = opener.pick_embedder()
-            opener.ensure_schema(self.embedder.dimension)
+            opener.ensure_schema(self.embedder)
             self.embedding: EmbeddingInfo = self._run(
                 self._plan_embedding_check(embedding_model is not None), None
             )
@@ -311,7 +312,7 @@ class MemoryStore(StoreCore):
         return self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
 
     def clear_user_memory(self, user_id: str | None = None) -> int:
-        """Erase every memory, buffered turn and history event of a user; returns memories erased."""
+        """Erase every memory, buffered turn and history event of a user; returns memories gone."""
         uid = self._scope(user_id)
         return self._run(self._plan_clear(uid), uid)
 
@@ -506,6 +507,11 @@ class AsyncMemoryStore(StoreCore):
                     self._sync.engine.url, **_engine_options(self.settings)
                 )
         return self
+
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
 
     async def _ready(self) -> AsyncEngine:
         if self._sync is None:
