@@ -8,9 +8,17 @@ old, never retrieved, importance 0.1), builds the HNSW index, then:
    time) while idle for ``--idle-s`` seconds;
 2. runs ``forget`` while the same search loop keeps going, and measures both.
 
-Prints a JSON report. Example::
+Prints a JSON report. Example (from a checkout: ``PYTHONPATH=.``)::
 
-    python benchmarks/forget_bench.py --rows 100000 --expirable 10000
+    PYTHONPATH=. python benchmarks/forget_bench.py --rows 100000 --expirable 10000
+
+Measured on 2 shared CPU cores (other jobs running), PostgreSQL 18 embedded:
+
+* ``--rows 100000`` (384-d, 10k expirable): forget 1.7 s, 13 batches; search p95
+  32.5 ms idle, 41.3 ms during forget (x1.27). Load and HNSW build: 213 s.
+* ``--rows 1000000 --dim 64`` (100k expirable): forget 15.3 s, 103 batches; search
+  p95 105 ms idle, 83 ms during forget (x0.79: the machine's other load dominates
+  the noise). Load and HNSW build: 1590 s, which is why 1M ran at 64-d.
 
 Runs on the embedded server in a temporary folder (``--home`` to keep it), or on
 ``--database-url`` (a database it may fill and empty).
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -184,6 +193,8 @@ def main() -> None:
         engine.dispose()
         if server is not None:
             server.stop()
+        if tmp is not None and args.home is None:
+            shutil.rmtree(tmp, ignore_errors=True)  # a 1M-row run leaves gigabytes
 
 
 if __name__ == "__main__":
