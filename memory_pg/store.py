@@ -31,9 +31,15 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.config import (
+    StoreSettings,
+    SupersedePolicy,
+    database_url_from_env,
+    default_home,
+)
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
 from memory_pg.errors import SchemaNotReady
+from memory_pg.lifecycle import Judge
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
 
 logger = logging.getLogger(__name__)
@@ -152,6 +158,10 @@ class MemoryStore(StoreCore):
         auto_migrate: migrate to the library's head revision on open (default: only
             for the embedded server).
         settings: limits and defaults.
+        supersede: how a new memory replaces or merges with a current one.
+        judge: confirms replacements found by similarity: any ``Callable[[str], str]``,
+            for example an LLM client; with none, only very similar memories of
+            ``supersede.detect_types`` are replaced (and topic keys always).
     """
 
     def __init__(
@@ -166,8 +176,12 @@ class MemoryStore(StoreCore):
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
@@ -505,8 +519,12 @@ class AsyncMemoryStore(StoreCore):
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         self._args = (url, home, auto_migrate, embedding_model, embedder)
