@@ -8,7 +8,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from memory_pg.config import StoreSettings
@@ -26,6 +26,8 @@ from memory_pg.errors import (
 JSONValue = Any  # a JSON-serialisable value; checked at run time
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_EARLIEST = datetime(1, 1, 2)
+_LATEST = datetime(9999, 12, 30)
 
 
 def _has_lone_surrogate(value: str) -> bool:
@@ -129,7 +131,10 @@ def check_metadata(metadata: object, settings: StoreSettings) -> dict[str, JSONV
     if not isinstance(metadata, Mapping):
         raise InvalidMetadata(f"metadata must be a dict, got {type(metadata).__name__}")
     _check_json(metadata, 1, settings, "metadata")
-    encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, TypeError) as exc:  # e.g. an int past Python's 4300-digit limit
+        raise InvalidMetadata(f"metadata cannot be written as JSON: {exc}") from exc
     size = len(encoded.encode("utf-8"))
     if size > settings.max_metadata_bytes:
         raise InvalidMetadata(
@@ -161,8 +166,17 @@ def check_time(value: object, what: str) -> datetime | None:
         raise InvalidArgument(
             f"{what} has no time zone; pass an aware datetime, e.g. datetime.now(timezone.utc)"
         )
-    if not 1 <= value.year <= 9999:
-        raise InvalidArgument(f"{what} is out of range")
+    # Stored as UTC and read back in the session's time zone: a time within a day of
+    # year 1 or 9999 could come back as year 0 or 10000, which Python cannot load, and
+    # would break every later read of that user's memories.
+    try:
+        utc = value.astimezone(timezone.utc)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidArgument(f"{what} is out of range: {exc}") from exc
+    if not _EARLIEST <= utc.replace(tzinfo=None) <= _LATEST:
+        raise InvalidArgument(
+            f"{what} must lie between {_EARLIEST:%Y-%m-%d} and {_LATEST:%Y-%m-%d}"
+        )
     return value
 
 
