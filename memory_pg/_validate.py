@@ -24,7 +24,9 @@ from memory_pg.errors import (
 )
 
 JSONValue = Any  # a JSON-serialisable value; checked at run time
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Tabs and line breaks too: a user id is a key, and one that can forge a log line or
+# look like another user's when printed is refused.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EARLIEST = datetime(1, 1, 2)
 _LATEST = datetime(9999, 12, 30)
@@ -57,7 +59,12 @@ def check_text(text: object, settings: StoreSettings, *, what: str = "text") -> 
 
 
 def check_user_id(user_id: object, settings: StoreSettings) -> str:
-    """A valid tenant id; any non-empty printable string up to the configured length."""
+    """A valid tenant id, kept exactly as given, or a typed error.
+
+    Any non-empty string up to the configured length without control characters
+    (tabs and line breaks included). ``" bob"`` and ``"bob"`` are two users; quotes,
+    ``%`` and ``*`` are ordinary characters.
+    """
     if user_id is None:
         raise MissingUserScope(
             "no user scope: bind it on the store (MemoryStore(user_id=...)) or pass user_id=..."
