@@ -141,8 +141,10 @@ DECLARE
     r text;
 BEGIN
     FOR r IN
-        SELECT jsonb_array_elements_text(value) FROM memory_pg_settings
+        SELECT name FROM memory_pg_settings, jsonb_array_elements_text(value) AS name
         WHERE key = 'roles_created'
+          -- The application may write settings: never drop a role this file did not name.
+          AND name IN ('memory_pg_app', 'memory_pg_maintenance')
     LOOP
         BEGIN
             EXECUTE 'DROP ROLE IF EXISTS ' || quote_ident(r);
