@@ -37,6 +37,7 @@ from memory_pg._validate import (
 from memory_pg.config import StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder
 from memory_pg.errors import (
+    AccessDenied,
     DatabaseError,
     DatabaseUnavailable,
     EmbeddingDimensionMismatch,
@@ -46,6 +47,7 @@ from memory_pg.errors import (
     MemoryPgError,
     QueryTimeout,
     SchemaNotReady,
+    TenantViolation,
 )
 
 logger = logging.getLogger(__name__)
@@ -129,6 +131,16 @@ def _translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
     name = type(orig).__name__
     if sqlstate == "57014":
         return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
+    if sqlstate == "42501":
+        if "row-level security" in str(orig):
+            return TenantViolation(
+                "row-level security refused a row outside this transaction's tenant "
+                f"(memory_pg.user_id): {str(orig).strip()[:300]}"
+            )
+        return AccessDenied(
+            f"permission denied: {str(orig).strip()[:300]}; grant the role memory_pg_app "
+            "(or memory_pg_maintenance for cross-user jobs), see docs/roles.md"
+        )
     if sqlstate == "42P01":
         return SchemaNotReady(
             "memory-pg tables are missing: run `memory-pg migrate` (or `alembic upgrade head`)"

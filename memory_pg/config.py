@@ -34,6 +34,18 @@ def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
 
 
+def maintenance_database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The URL of cross-user jobs (forget, consolidate, stats of all users).
+
+    ``MEMORY_PG_MAINTENANCE_DATABASE_URL`` names a role in ``memory_pg_maintenance``,
+    which row-level security lets see every user; unset, the main URL
+    (:func:`database_url_from_env`) is used, which then sees every user only if
+    its role is a superuser, ``BYPASSRLS`` or a member of ``memory_pg_maintenance``.
+    """
+    env = os.environ if env is None else env
+    return _env(env, "MEMORY_PG_MAINTENANCE_DATABASE_URL") or database_url_from_env(env)
+
+
 def default_home(env: Mapping[str, str] | None = None) -> Path:
     """Where the embedded server keeps its data: ``MEMORY_PG_HOME`` or a per-user default.
 
@@ -66,6 +78,9 @@ class StoreSettings:
         default_importance: importance of a memory written without one (0..1).
         statement_timeout_ms: server-side limit for every statement.
         max_user_id_chars: longest user id accepted.
+        connect_timeout_s: seconds to wait for a new connection before
+            :class:`~memory_pg.errors.DatabaseUnavailable` (libpq ``connect_timeout``).
+        pool_timeout_s: seconds a call waits for a free pooled connection.
     """
 
     max_text_chars: int = 8000
@@ -75,6 +90,8 @@ class StoreSettings:
     default_importance: float = 0.5
     statement_timeout_ms: int = 30_000
     max_user_id_chars: int = 255
+    connect_timeout_s: int = 10
+    pool_timeout_s: float = 10.0
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,10 @@ def _engine_options(settings: StoreSettings) -> dict[str, Any]:
         "pool_pre_ping": True,  # a dead connection is replaced, not handed out
         "pool_size": 5,
         "max_overflow": 5,
-        "pool_timeout": 10,
+        "pool_timeout": settings.pool_timeout_s,
         "connect_args": {
-            "connect_timeout": 10,
+            # libpq waits this long for a server that accepts but never answers.
+            "connect_timeout": max(1, int(settings.connect_timeout_s)),
             "options": "-c statement_timeout=" + str(int(settings.statement_timeout_ms)),
             "application_name": "memory-pg",
         },
