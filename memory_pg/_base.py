@@ -33,7 +33,7 @@ from memory_pg._validate import (
     check_user_id,
     content_hash,
 )
-from memory_pg.config import StoreSettings
+from memory_pg.config import RankingSettings, StoreSettings
 from memory_pg.embedding import Embedder
 from memory_pg.errors import (
     DatabaseError,
@@ -163,16 +163,31 @@ def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = str(out[key])
     if "distance" in out and out["distance"] is not None:
         out["distance"] = float(out["distance"])
-        out["similarity"] = 1.0 - out["distance"]
-    if "score" in out and out["score"] is not None:
-        out["score"] = float(out["score"])
+        out.setdefault("similarity", 1.0 - out["distance"])
+    for key in SCORE_PARTS:
+        if out.get(key) is not None:
+            out[key] = float(out[key])
     return out
+
+
+#: Score parts a search result carries beside ``score``, so a user can see why it ranked.
+SCORE_PARTS = (
+    "score",
+    "similarity",
+    "lexical",
+    "rrf",
+    "relevance",
+    "recency",
+    "importance",
+    "reinforcement",
+)
 
 
 class StoreCore:
     """Validation, plans and shapes shared by :class:`MemoryStore` and its async twin."""
 
     settings: StoreSettings
+    ranking: RankingSettings
     embedder: Embedder
     _user_id: str | None
 
@@ -307,9 +322,13 @@ class StoreCore:
         filters: queries.SearchFilters,
         track_access: bool,
         ef_search: int,
+        ranking: RankingSettings | None = None,
     ) -> Plan[list[dict[str, Any]]]:
+        """Rank in one statement, then record the use of what was returned in one more."""
         yield queries.search_tuning(ef_search)
-        rows = yield queries.search_memories(user_id, query, vector, top_k=top_k, filters=filters)
+        rows = yield queries.search_memories(
+            user_id, query, vector, top_k=top_k, filters=filters, ranking=ranking
+        )
         results = [memory_dict(r) for r in rows]
         if track_access and results and filters.as_of is None:
             yield queries.touch_memories(user_id, [r["id"] for r in rows])

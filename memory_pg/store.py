@@ -31,7 +31,7 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.config import RankingSettings, StoreSettings, database_url_from_env, default_home
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
 from memory_pg.errors import SchemaNotReady
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
@@ -151,6 +151,8 @@ class MemoryStore(StoreCore):
         auto_migrate: migrate to the library's head revision on open (default: only
             for the embedded server).
         settings: limits and defaults.
+        ranking: how searches rank (half-lives per type, weights, candidate counts).
+        ef_search: HNSW ``ef_search`` of every search (recall against speed).
     """
 
     def __init__(
@@ -164,9 +166,11 @@ class MemoryStore(StoreCore):
         home: str | os.PathLike[str] | None = None,
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
         ef_search: int = 100,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
@@ -319,9 +323,12 @@ class MemoryStore(StoreCore):
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
         Each result is a dict with at least ``text``, ``metadata``, ``distance``
-        (cosine), ``score``, ``id``, ``memory_type`` and the timestamps. Returned
-        memories count as used (``access_count``, ``last_accessed_at``) unless
-        ``track_access=False``.
+        (cosine), ``score``, ``id``, ``memory_type`` and the timestamps, and the
+        parts of its score so a user can see why it ranked: ``similarity``,
+        ``lexical`` (full-text), ``rrf`` (rank fusion), ``relevance``, ``recency``,
+        ``importance``, ``reinforcement`` (see :class:`RankingSettings`). Returned
+        memories count as used (``access_count``, ``last_accessed_at``) in one
+        batched statement unless ``track_access=False``.
 
         Args:
             query: what to look for, in any language.
@@ -337,7 +344,9 @@ class MemoryStore(StoreCore):
         k = validate_top_k(top_k)
         filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
         vector = self.embedder.embed_query(text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        plan = self._plan_search(
+            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
+        )
         return self._run(plan, uid)
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
@@ -452,9 +461,11 @@ class AsyncMemoryStore(StoreCore):
         home: str | os.PathLike[str] | None = None,
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
         ef_search: int = 100,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         self._args = (url, home, auto_migrate, embedding_model, embedder)
@@ -599,7 +610,9 @@ class AsyncMemoryStore(StoreCore):
         k = validate_top_k(top_k)
         filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        plan = self._plan_search(
+            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
+        )
         return await self._run(plan, uid)
 
     async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
