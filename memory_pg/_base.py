@@ -261,6 +261,8 @@ class StoreCore:
         until: datetime | None,
         metadata_filter: Mapping[str, Any] | None,
         as_of: datetime | None,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> queries.SearchFilters:
         types = None
         if memory_types is not None:
@@ -274,6 +276,8 @@ class StoreCore:
             until=check_time(until, "until"),
             metadata=meta,
             as_of=check_time(as_of, "as_of"),
+            min_similarity=_check_gate(min_similarity, "min_similarity"),
+            min_lexical=_check_gate(min_lexical, "min_lexical"),
         )
 
     # -- plans ------------------------------------------------------------------
@@ -504,6 +508,14 @@ def open_text(target: str | IO[str], mode: str) -> tuple[IO[str], bool]:
     if isinstance(target, str):
         return open(target, mode, encoding="utf-8"), True
     return target, False
+
+
+def _check_gate(value: object, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1 <= value <= 1:
+        raise InvalidArgument(f"{name} must be a number between -1 and 1, got {value!r}")
+    return float(value)
 
 
 def validate_top_k(top_k: object) -> int:

@@ -125,3 +125,7 @@ class EmbeddingModelMismatch(EmbeddingError):
 
 
 __all__ += ["EmbeddingModelMismatch", "QueryTimeout"]
+
+
+class InvalidEvalSet(InvalidInput):
+    """An evaluation file that is not the expected JSON shape (see ``memory_pg.evaluation``)."""

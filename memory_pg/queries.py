@@ -226,6 +226,11 @@ class SearchFilters:
         until: only memories whose event time is before this.
         metadata: only memories whose metadata contains this JSON object (``@>``).
         as_of: what was current at this past time, instead of now.
+        min_similarity: with ``min_lexical``, the relevance gate of a search: a
+            result is kept if its cosine similarity reaches ``min_similarity`` or
+            its full-text score reaches ``min_lexical`` (either alone when only it
+            is set). None for both: no gate.
+        min_lexical: see ``min_similarity``.
     """
 
     memory_types: tuple[str, ...] | None = None
@@ -233,6 +238,8 @@ class SearchFilters:
     until: datetime | None = None
     metadata: dict[str, Any] | None = None
     as_of: datetime | None = None
+    min_similarity: float | None = None
+    min_lexical: float | None = None
 
 
 def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
@@ -381,11 +388,15 @@ def search_memories(
         )
         / literal(most)
     )
-    return (
-        select(*parts.c, score.label("score"))
-        .order_by(score.desc(), parts.c.event_time.desc(), parts.c.id)
-        .limit(top_k)
-    )
+    stmt = select(*parts.c, score.label("score"))
+    gates = []
+    if filters.min_similarity is not None:
+        gates.append(parts.c.similarity >= literal(filters.min_similarity))
+    if filters.min_lexical is not None:
+        gates.append(parts.c.lexical >= literal(filters.min_lexical))
+    if gates:
+        stmt = stmt.where(or_(*gates))
+    return stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(top_k)
 
 
 def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:

@@ -319,6 +319,8 @@ class MemoryStore(StoreCore):
         metadata_filter: Mapping[str, Any] | None = None,
         as_of: datetime | None = None,
         track_access: bool = True,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -338,11 +340,18 @@ class MemoryStore(StoreCore):
             until: only memories whose event time is before this.
             metadata_filter: only memories whose metadata contains this object.
             as_of: what was current at that past time (superseded rows included).
+            track_access: record the use of the returned memories.
+            min_similarity: drop results whose cosine similarity is below this,
+                unless ``min_lexical`` keeps them.
+            min_lexical: drop results whose full-text score (0..1) is below this,
+                unless ``min_similarity`` keeps them.
         """
         uid = self._scope(user_id)
         text = self._check_query(query)
         k = validate_top_k(top_k)
-        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        filters = self._search_filters(
+            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+        )
         vector = self.embedder.embed_query(text)
         plan = self._plan_search(
             uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
@@ -600,6 +609,8 @@ class AsyncMemoryStore(StoreCore):
         metadata_filter: Mapping[str, Any] | None = None,
         as_of: datetime | None = None,
         track_access: bool = True,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -608,7 +619,9 @@ class AsyncMemoryStore(StoreCore):
 
         text = check_text(query, self.settings, what="query")
         k = validate_top_k(top_k)
-        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        filters = self._search_filters(
+            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+        )
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
         plan = self._plan_search(
             uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
