@@ -203,7 +203,16 @@ def evaluate(
         for q in eval_set.questions:
             hits = store.search(q.question, top_k=ks[-1], user_id=uid, track_access=False)
             found = [key_of.get(uuid.UUID(h["id"]), "?") for h in hits]
-            gated = [key_of.get(uuid.UUID(h["id"]), "?") for h in hits if gates.keeps(h)]
+            # What a MemoryRetriever with these gates returns: gated in SQL, then top k.
+            kept = store.search(
+                q.question,
+                top_k=ks[-1],
+                user_id=uid,
+                track_access=False,
+                min_similarity=gates.min_similarity,
+                min_lexical=gates.min_lexical,
+            )
+            gated = [key_of.get(uuid.UUID(h["id"]), "?") for h in kept if gates.keeps(h)]
             rows.append(_score(q, found, gated, superseded, ks))
     finally:
         store.clear_user_memory(uid)

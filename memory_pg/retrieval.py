@@ -55,7 +55,7 @@ class RetrievalSettings:
         min_score: final score below which a result is dropped whatever else.
     """
 
-    min_similarity: float = 0.45
+    min_similarity: float = 0.35
     min_lexical: float = 0.01
     min_score: float = 0.0
 
