@@ -153,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         data = data[: args.limit]
     tmp = None
     if args.database_url:
-        store = MemoryStore(args.database_url, embedding_model=args.embedding_model,
-                            auto_migrate=True)
+        store = MemoryStore(
+            args.database_url, embedding_model=args.embedding_model, auto_migrate=True
+        )
     else:
         tmp = tempfile.mkdtemp(prefix="memory-pg-locomo-")
         store = MemoryStore(home=tmp, embedding_model=args.embedding_model)
@@ -208,8 +209,14 @@ def main(argv: list[str] | None = None) -> int:
                     # The query is embedded once and shared by every variant: only the
                     # ranking differs, and the timing is the database round trip alone.
                     plan = store._plan_search(
-                        user, question, qv, max(KS), SearchFilters(), False,
-                        store.ef_search, ranking,
+                        user,
+                        question,
+                        qv,
+                        max(KS),
+                        SearchFilters(),
+                        False,
+                        store.ef_search,
+                        ranking,
                     )
                     t0 = time.perf_counter()
                     hits = store._run(plan, user)
@@ -233,20 +240,22 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python benchmarks/locomo.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus",
         "results": {name: summarise(r) for name, r in results.items()},
-        "sql_ms_p50": {
-            name: round(1000 * statistics.median(t), 1) for name, t in timings.items()
-        },
+        "sql_ms_p50": {name: round(1000 * statistics.median(t), 1) for name, t in timings.items()},
         "ranking": {name: _settings_dict(r) for name, r in variants.items()},
     }
-    out = Path(args.out) if args.out else REPO / "benchmarks" / "results" / (
-        f"locomo_{args.unit}.json"
+    out = (
+        Path(args.out)
+        if args.out
+        else REPO / "benchmarks" / "results" / (f"locomo_{args.unit}.json")
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, summary in report["results"].items():
         a = summary["all"]
-        print(f"{name:14s} R@5 {a['recall@5']:.3f}  R@10 {a['recall@10']:.3f}  "
-              f"R@25 {a['recall@25']:.3f}  (cat1-4 R@5 {summary['cat1-4']['recall@5']:.3f})")
+        print(
+            f"{name:14s} R@5 {a['recall@5']:.3f}  R@10 {a['recall@10']:.3f}  "
+            f"R@25 {a['recall@25']:.3f}  (cat1-4 R@5 {summary['cat1-4']['recall@5']:.3f})"
+        )
     print(f"written {out}")
     return 0
 

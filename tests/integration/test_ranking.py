@@ -68,7 +68,8 @@ def test_of_two_equally_relevant_memories_the_newer_ranks_first(store: Any) -> N
 
 def test_a_clearly_more_relevant_old_memory_beats_a_barely_relevant_new_one(store: Any) -> None:
     store.add_memory(
-        "The team chose PostgreSQL as the production database", "key_decision",
+        "The team chose PostgreSQL as the production database",
+        "key_decision",
         event_time=_ago(400),
     )
     store.add_memory("We talked about the weekend and the database meetup", event_time=_ago(0))
@@ -80,8 +81,7 @@ def test_a_clearly_more_relevant_old_memory_beats_a_barely_relevant_new_one(stor
 def test_a_todo_fades_faster_than_a_profile(make_store: Any) -> None:
     store = make_store(user_id="alice")
     store.add_memory("Call the dentist about the appointment", "todo", event_time=_ago(60))
-    store.add_memory("Alex sees the dentist every six months", "user_profile",
-                     event_time=_ago(60))
+    store.add_memory("Alex sees the dentist every six months", "user_profile", event_time=_ago(60))
     hits = {h["memory_type"]: h for h in store.search("dentist appointment", top_k=2)}
     assert hits["todo"]["recency"] < hits["user_profile"]["recency"]
     faster = make_store(
@@ -94,11 +94,9 @@ def test_a_todo_fades_faster_than_a_profile(make_store: Any) -> None:
 def test_superseded_and_expired_memories_are_hidden_unless_asked(store: Any, raw: Any) -> None:
     old = store.add_memory("We use MySQL as the database", "key_decision")
     new = store.add_memory("We use PostgreSQL as the database", "key_decision")
-    gone = store.add_memory("The database sprint ends Friday", "todo",
-                            expires_at=_ago(-1))
+    gone = store.add_memory("The database sprint ends Friday", "todo", expires_at=_ago(-1))
     raw.execute(
-        "UPDATE memory_pg_memories SET superseded_at = now(), superseded_by = %s "
-        "WHERE id = %s",
+        "UPDATE memory_pg_memories SET superseded_at = now(), superseded_by = %s WHERE id = %s",
         (new, old),
     )
     raw.execute("UPDATE memory_pg_memories SET expires_at = now() WHERE id = %s", (gone,))
@@ -111,17 +109,20 @@ def test_superseded_and_expired_memories_are_hidden_unless_asked(store: Any, raw
 
 
 def test_filters_by_type_time_and_metadata(store: Any) -> None:
-    store.add_memory("Deploy the API on Kubernetes", "key_decision", {"project": "api"},
-                     event_time=_ago(40))
-    store.add_memory("Deploy the web app on Vercel", "key_decision", {"project": "web"},
-                     event_time=_ago(5))
-    store.add_memory("Deploy the API before Friday", "todo", {"project": "api"},
-                     event_time=_ago(2))
+    store.add_memory(
+        "Deploy the API on Kubernetes", "key_decision", {"project": "api"}, event_time=_ago(40)
+    )
+    store.add_memory(
+        "Deploy the web app on Vercel", "key_decision", {"project": "web"}, event_time=_ago(5)
+    )
+    store.add_memory("Deploy the API before Friday", "todo", {"project": "api"}, event_time=_ago(2))
     q = "where do we deploy"
     assert {h["memory_type"] for h in store.search(q, memory_types=["todo"])} == {"todo"}
     recent = store.search(q, since=_ago(10))
-    assert {h["text"] for h in recent} == {"Deploy the web app on Vercel",
-                                           "Deploy the API before Friday"}
+    assert {h["text"] for h in recent} == {
+        "Deploy the web app on Vercel",
+        "Deploy the API before Friday",
+    }
     old = store.search(q, until=_ago(10))
     assert [h["text"] for h in old] == ["Deploy the API on Kubernetes"]
     api = store.search(q, metadata_filter={"project": "api"})
@@ -144,17 +145,22 @@ def test_returned_memories_are_marked_used_in_one_statement(store: Any, raw: Any
     store.add_memory("I prefer tea over coffee")
     store.add_memory("The office is in Berlin")
     hits = store.search("tea or coffee?", top_k=1)
-    rows = dict(raw.execute(
-        "SELECT text, access_count FROM memory_pg_memories WHERE user_id = 'alice'"
-    ).fetchall())
+    rows = dict(
+        raw.execute(
+            "SELECT text, access_count FROM memory_pg_memories WHERE user_id = 'alice'"
+        ).fetchall()
+    )
     assert rows[hits[0]["text"]] == 1
     assert sorted(rows.values()) == [0, 1]
     store.search("tea or coffee?", top_k=1, track_access=False)
     again = store.search("tea or coffee?", top_k=2)
     assert again[0]["access_count"] == 1  # as it was before this search
-    assert raw.execute(
-        "SELECT access_count FROM memory_pg_memories WHERE text = %s", (hits[0]["text"],)
-    ).fetchone()[0] == 2
+    assert (
+        raw.execute(
+            "SELECT access_count FROM memory_pg_memories WHERE text = %s", (hits[0]["text"],)
+        ).fetchone()[0]
+        == 2
+    )
 
 
 def test_the_touch_is_one_statement_for_all_results() -> None:
@@ -173,5 +179,9 @@ def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
     store.add_memory("Alex's cat is called Miso")
     kept = store.search("database version", top_k=5, min_similarity=0.35, min_lexical=0.01)
     assert [h["text"] for h in kept] == ["The production database is PostgreSQL 16"]
-    assert store.search("quantum chromodynamics lecture", top_k=5, min_similarity=0.35,
-                        min_lexical=0.01) == []
+    assert (
+        store.search(
+            "quantum chromodynamics lecture", top_k=5, min_similarity=0.35, min_lexical=0.01
+        )
+        == []
+    )
