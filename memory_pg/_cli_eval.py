@@ -1,4 +1,4 @@
-"""``memory-pg eval``: measure retrieval on an evaluation set (the bundled bilingual one by default)."""
+"""``memory-pg eval``: measure retrieval on an evaluation set (the bundled one by default)."""
 
 from __future__ import annotations
 

@@ -184,9 +184,9 @@ def evaluate(
             ],
             user_id=uid,
         )
-        key_of = {uuid.UUID(i): m.key for i, m in zip(ids, eval_set.memories)}
-        id_of = {m.key: uuid.UUID(i) for i, m in zip(ids, eval_set.memories)}
-        current_by_topic = {
+        key_of = {uuid.UUID(i): m.key for i, m in zip(ids, eval_set.memories, strict=True)}
+        id_of = {m.key: uuid.UUID(i) for i, m in zip(ids, eval_set.memories, strict=True)}
+        current_by_topic: dict[tuple[str, str | None], uuid.UUID] = {
             (m.type, m.topic): id_of[m.key]
             for m in eval_set.memories
             if m.topic and not m.superseded
