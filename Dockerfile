@@ -1,0 +1,17 @@
+# memory-pg's command line in a container (used by docker-compose.yml's migrate and jobs services).
+FROM python:3.11-slim
+# The CPU build of torch: the default Linux wheel on PyPI carries CUDA (several GB).
+ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
+ENV PIP_EXTRA_INDEX_URL=${PIP_EXTRA_INDEX_URL} \
+    PIP_NO_CACHE_DIR=1 \
+    HF_HUB_OFFLINE=1 \
+    PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml constraints.txt README.md alembic.ini ./
+COPY memory_pg ./memory_pg
+COPY migrations ./migrations
+RUN pip install -c constraints.txt ".[llm]"
+RUN useradd --create-home memory
+USER memory
+ENTRYPOINT ["memory-pg"]
+CMD ["healthcheck"]

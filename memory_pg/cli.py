@@ -1,0 +1,373 @@
+"""The ``memory-pg`` command: migrate, add, search, import, export, stats, healthcheck and more.
+
+Every flag has an environment fallback (``MEMORY_PG_*``), so cron lines and
+containers need no arguments. Commands print readable text, or JSON with
+``--json``; the exit code is 0 on success, 1 on a memory-pg error, 2 on usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import IO, Any
+
+from memory_pg.errors import InvalidArgument, MemoryPgError
+
+logger = logging.getLogger(__name__)
+
+#: Modules that add subcommands: each exposes ``register(subparsers)``.
+_COMMAND_MODULES: tuple[str, ...] = (
+    "memory_pg._cli_demo",
+    "memory_pg._cli_hermes",
+    "memory_pg._cli_eval",
+)
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name) or default
+
+
+class CliContext:
+    """What a command handler gets: the parsed global flags, a lazily opened store, output."""
+
+    def __init__(self, args: argparse.Namespace, out: IO[str]) -> None:
+        self.args = args
+        self.out = out
+        self._store: Any = None
+
+    @property
+    def database_url(self) -> str | None:
+        """The URL from ``--database-url`` / ``MEMORY_PG_DATABASE_URL`` / ``DATABASE_URL``."""
+        value: str | None = self.args.database_url
+        return value
+
+    def store(self, user_id: str | None = None) -> Any:
+        """The MemoryStore of this command (opened once; embedded server if no URL)."""
+        if self._store is None:
+            from memory_pg.store import MemoryStore
+
+            self._store = MemoryStore(
+                self.database_url,
+                home=self.args.home,
+                embedding_model=self.args.embedding_model,
+                auto_migrate=True if self.args.auto_migrate else None,
+            )
+        return self._store
+
+    def emit(self, obj: Any, as_json: bool) -> None:
+        """Print ``obj`` as JSON (one document) or as readable text."""
+        if as_json:
+            self.out.write(json.dumps(obj, ensure_ascii=False, default=_json_default, indent=2))
+            self.out.write("\n")
+        elif isinstance(obj, (dict, list)):
+            self.out.write(_readable(obj) + "\n")
+        else:
+            self.out.write(str(obj) + "\n")
+
+    def close(self) -> None:
+        """Close the store, stopping the embedded server if this process started it."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def _json_default(value: object) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return str(value)
+
+
+def _readable(obj: Any, indent: int = 0) -> str:
+    pad = "  " * indent
+    if isinstance(obj, dict):
+        lines = []
+        for key, value in obj.items():
+            if isinstance(value, (dict, list)) and value:
+                lines.append(f"{pad}{key}:")
+                lines.append(_readable(value, indent + 1))
+            else:
+                lines.append(f"{pad}{key}: {_json_default(value) if value is not None else '-'}")
+        return "\n".join(lines)
+    if isinstance(obj, list):
+        return "\n".join(_readable(item, indent) for item in obj)
+    return pad + str(obj)
+
+
+def _user(args: argparse.Namespace) -> str:
+    if not args.user:
+        raise InvalidArgument("a user is required: --user U (or MEMORY_PG_USER_ID)")
+    user: str = args.user
+    return user
+
+
+def _add_user_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--user",
+        default=_env("MEMORY_PG_USER_ID"),
+        help="the user whose memories to use (env MEMORY_PG_USER_ID)",
+    )
+
+
+def _add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=_env("MEMORY_PG_JSON") == "1",
+        help="print JSON (env MEMORY_PG_JSON=1)",
+    )
+
+
+# -- commands -------------------------------------------------------------------------
+
+
+def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
+    from memory_pg import schema
+
+    dim = int(args.embedding_dim) if args.embedding_dim else None
+    if args.sql:
+        ctx.out.write(schema.offline_sql(args.revision, embedding_dim=dim))
+        return 0
+    from sqlalchemy import create_engine
+
+    from memory_pg.server import EmbeddedServer, sqlalchemy_url
+
+    server = None
+    url = ctx.database_url
+    if url is None:
+        from pathlib import Path
+
+        from memory_pg.config import default_home
+
+        server = EmbeddedServer(Path(args.home) if args.home else default_home())
+        url = server.start()
+    engine = create_engine(sqlalchemy_url(url))
+    try:
+        from memory_pg._base import translate_errors
+
+        with translate_errors():
+            if args.downgrade:
+                schema.downgrade(engine, args.downgrade)
+            else:
+                schema.upgrade(engine, args.revision, embedding_dim=dim)
+            with engine.connect() as conn:
+                revision = schema.current_revision(conn)
+    finally:
+        engine.dispose()
+        if server is not None:
+            server.stop()
+    ctx.emit({"revision": revision, "head": schema.head_revision()}, args.json)
+    return 0
+
+
+def _cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
+    metadata = _json_arg(args.metadata, "--metadata") if args.metadata else None
+    event_time = _time_arg(args.event_time, "--event-time") if args.event_time else None
+    memory_id = ctx.store().add_memory(
+        args.text,
+        args.type,
+        metadata,
+        user_id=_user(args),
+        topic=args.topic,
+        importance=float(args.importance) if args.importance is not None else None,
+        event_time=event_time,
+    )
+    ctx.emit({"id": memory_id} if args.json else memory_id, args.json)
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
+    results = ctx.store().search(
+        args.query,
+        top_k=int(args.top_k),
+        user_id=_user(args),
+        memory_types=args.type or None,
+        as_of=_time_arg(args.as_of, "--as-of") if args.as_of else None,
+    )
+    if args.json:
+        ctx.emit(results, True)
+        return 0
+    if not results:
+        ctx.out.write("no memories found / 没有找到相关记忆\n")
+    for rank, r in enumerate(results, 1):
+        ctx.out.write(
+            f"{rank}. [{r['memory_type']}] {r['text']}  "
+            f"(score {r['score']:.4f}, distance {r['distance']:.3f}, id {r['id']})\n"
+        )
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace, ctx: CliContext) -> int:
+    target: Any = args.output if args.output and args.output != "-" else ctx.out
+    count = ctx.store().export_user_memory(
+        target, user_id=_user(args), with_embeddings=not args.no_embeddings
+    )
+    print(f"exported {count} memories", file=sys.stderr)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
+    source: Any = sys.stdin if args.file == "-" else args.file
+    count = ctx.store().import_user_memory(source, user_id=_user(args))
+    ctx.emit({"imported": count}, args.json)
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace, ctx: CliContext) -> int:
+    ctx.emit(ctx.store().stats(user_id=args.user), args.json)
+    return 0
+
+
+def _cmd_healthcheck(args: argparse.Namespace, ctx: CliContext) -> int:
+    report = ctx.store().healthcheck()
+    ctx.emit(report, args.json)
+    return 0 if report["ok"] else 1
+
+
+def _json_arg(value: str, flag: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(f"{flag} is not valid JSON: {exc}") from exc
+
+
+def _time_arg(value: str, flag: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidArgument(f"{flag} is not an ISO 8601 time: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise InvalidArgument(f"{flag} needs a time zone, e.g. 2026-01-31T12:00:00+08:00")
+    return parsed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="memory-pg",
+        description="Long-term memory for LLM agents, kept in PostgreSQL with pgvector.",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=_env("MEMORY_PG_DATABASE_URL") or _env("DATABASE_URL"),
+        help="PostgreSQL URL (env MEMORY_PG_DATABASE_URL, else DATABASE_URL); "
+        "none: the embedded server",
+    )
+    parser.add_argument(
+        "--home",
+        default=_env("MEMORY_PG_HOME"),
+        help="data folder of the embedded server (env MEMORY_PG_HOME)",
+    )
+    parser.add_argument(
+        "--embedding-model",
+        default=_env("MEMORY_PG_EMBEDDING_MODEL"),
+        help="sentence-transformers model (env MEMORY_PG_EMBEDDING_MODEL); "
+        "default: what the database records",
+    )
+    parser.add_argument(
+        "--auto-migrate",
+        action="store_true",
+        default=_env("MEMORY_PG_AUTO_MIGRATE") == "1",
+        help="migrate a URL database on open (env MEMORY_PG_AUTO_MIGRATE=1)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=int(_env("MEMORY_PG_VERBOSE", "0") or 0),
+        help="more logging (-v info, -vv debug; env MEMORY_PG_VERBOSE)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("migrate", help="apply the schema migrations (or print their SQL)")
+    p.add_argument(
+        "--revision",
+        default=_env("MEMORY_PG_REVISION", "head"),
+        help="target (env MEMORY_PG_REVISION)",
+    )
+    p.add_argument(
+        "--downgrade",
+        default=_env("MEMORY_PG_DOWNGRADE"),
+        metavar="REV",
+        help="downgrade to REV instead (base: remove everything; env MEMORY_PG_DOWNGRADE)",
+    )
+    p.add_argument("--sql", action="store_true", help="print the SQL, touch nothing")
+    p.add_argument(
+        "--embedding-dim",
+        default=_env("MEMORY_PG_EMBEDDING_DIM"),
+        help="vector dimension for a new schema (env MEMORY_PG_EMBEDDING_DIM; default 384)",
+    )
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_migrate)
+
+    p = sub.add_parser("add", help="store one memory")
+    p.add_argument("text")
+    p.add_argument("--type", default=_env("MEMORY_PG_MEMORY_TYPE", "dialogue"), help="memory type")
+    p.add_argument("--topic", default=None, help="topic key a later memory may supersede")
+    p.add_argument("--importance", default=None, help="0..1")
+    p.add_argument("--metadata", default=None, help="a JSON object")
+    p.add_argument("--event-time", default=None, help="ISO 8601 time with zone")
+    _add_user_flag(p)
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_add)
+
+    p = sub.add_parser("search", help="find a user's memories")
+    p.add_argument("query")
+    p.add_argument("--top-k", default=_env("MEMORY_PG_TOP_K", "5"), help="env MEMORY_PG_TOP_K")
+    p.add_argument("--type", action="append", help="only this memory type (repeatable)")
+    p.add_argument("--as-of", default=None, help="what was current at this ISO 8601 time")
+    _add_user_flag(p)
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_search)
+
+    p = sub.add_parser("export", help="write a user's memories as JSON lines")
+    p.add_argument("-o", "--output", default="-", help="file (default stdout)")
+    p.add_argument("--no-embeddings", action="store_true", help="leave vectors out")
+    _add_user_flag(p)
+    p.set_defaults(handler=_cmd_export)
+
+    p = sub.add_parser("import", help="load JSON lines written by export into a user")
+    p.add_argument("file", help="file, or - for stdin")
+    _add_user_flag(p)
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_import)
+
+    p = sub.add_parser("stats", help="counts per memory type (one user, or all)")
+    _add_user_flag(p)
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_stats)
+
+    p = sub.add_parser("healthcheck", help="connection, pgvector, schema revision, model")
+    _add_json_flag(p)
+    p.set_defaults(handler=_cmd_healthcheck)
+
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * min(int(args.verbose), 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    ctx = CliContext(args, out or sys.stdout)
+    try:
+        code: int = args.handler(args, ctx)
+        return code
+    except MemoryPgError as exc:
+        print(f"memory-pg: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        ctx.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

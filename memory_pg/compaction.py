@@ -1,0 +1,474 @@
+"""MemoryCompactor: a dialogue buffer becomes profile, status, decisions and todos."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from memory_pg._extract import (
+    Extraction,
+    Turn,
+    decision_topic,
+    detect_language,
+    extract,
+    known_topic,
+    normalize_topic,
+    to_turn,
+)
+from memory_pg._json_repair import parse_llm_json
+from memory_pg.config import StoreSettings
+from memory_pg.errors import InvalidArgument, LLMResponseUnparseable
+
+logger = logging.getLogger(__name__)
+
+DialogueItem = str | Mapping[str, str]
+ChatFunc = Callable[[str], str]
+AsyncChatFunc = Callable[[str], Awaitable[str]]
+Language = Literal["auto", "zh", "en"]
+
+#: Importance given to each kind of compacted memory (0..1).
+IMPORTANCE: dict[str, float] = {
+    "user_profile": 0.8,
+    "key_decision": 0.8,
+    "project_status": 0.6,
+    "todo": 0.5,
+    "dialogue": 0.3,
+}
+
+
+class KeyDecision(TypedDict):
+    """A decision and its topic key (``database``, ``payment``...): a later decision on the
+    same topic supersedes this one."""
+
+    decision: str
+    topic: str
+
+
+class _CompactionFields(TypedDict):
+    user_profile: list[str]
+    project_status: list[str]
+    key_decisions: list[KeyDecision]
+    todos: list[str]
+
+
+class CompactionResult(_CompactionFields, total=False):
+    """What :meth:`MemoryCompactor.compact` returns.
+
+    Always present: ``user_profile``, ``project_status`` and ``todos`` (lists of short
+    sentences) and ``key_decisions`` (a list of :class:`KeyDecision`, one per topic, the
+    latest). Present only when some batch could not be compacted: ``uncompacted``, the
+    raw texts of those batches (kept, not dropped), and ``errors``, why (never user text).
+    """
+
+    uncompacted: list[str]
+    errors: list[str]
+
+
+@dataclass(frozen=True)
+class CompactedMemory:
+    """One memory ready for :meth:`MemoryStore.add_memory`.
+
+    Attributes:
+        memory_type: ``user_profile``, ``project_status``, ``key_decision``, ``todo``, or
+            ``dialogue`` for raw text that could not be compacted.
+        text: the memory text.
+        topic: the topic key of a decision (supersession key); None for other types.
+        importance: 0..1, from :data:`IMPORTANCE`.
+        metadata: ``{"compaction": "llm" | "offline"}``, or for raw text
+            ``{"compaction": "failed", "reason": ...}``.
+    """
+
+    memory_type: str
+    text: str
+    topic: str | None = None
+    importance: float = 0.5
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_PROMPTS = {
+    "en": """You maintain the long-term memory of an assistant. Read the dialogue and extract \
+durable facts about the USER and their work. Answer with ONE JSON object and nothing else, \
+with exactly these keys:
+{
+  "user_profile": ["facts about the user: who they are, their business, role, preferences"],
+  "project_status": ["the current state of their projects: done, in progress, launched"],
+  "key_decisions": [{"decision": "the decision, one sentence", "topic": "a short lowercase \
+English key: database, language, framework, frontend, backend, hosting, payment, llm, ..."}],
+  "todos": ["what is still to be done, with its deadline when one was given"]
+}
+Rules:
+- Use only what the user said or accepted; the assistant's words are not facts about the user.
+- One decision per topic: when the user changed their mind (switched, replaced), keep the latest.
+- Each item is a short self-contained sentence in the language of the dialogue.
+- Use [] for a key with nothing to report. Do not invent anything.
+
+Dialogue:
+<dialogue>
+{dialogue}
+</dialogue>""",
+    "zh": """你负责维护一个助手的长期记忆。阅读下面的对话，\
+提取关于【用户】及其工作的长期有效的信息。只输出一个 JSON 对象，不要输出任何其他内容，键必须是：
+{
+  "user_profile": ["关于用户的事实：身份、业务、职位、偏好"],
+  "project_status": ["用户项目的当前状态：已完成、进行中、已上线"],
+  "key_decisions": [{"decision": "一句话描述的决定", "topic": "简短的小写英文主题键，如 database、\
+language、framework、frontend、backend、hosting、payment、llm"}],
+  "todos": ["还要做的事，有截止时间的写上截止时间"]
+}
+规则：
+- 只采用用户说过或认可的内容；助手说的话不是关于用户的事实。
+- 每个主题只保留一个决定：用户改变主意时（改用、换成、切换到），只保留最新的决定。
+- 每一项用对话所用的语言写成简短、独立的一句话。
+- 没有内容的键用 []。不要编造。
+
+对话：
+<dialogue>
+{dialogue}
+</dialogue>""",
+}
+
+_KEY_ALIASES = {
+    "user_profile": ("user_profile", "profile", "userprofile", "user", "用户画像", "用户信息"),
+    "project_status": ("project_status", "status", "project", "projects", "项目状态", "项目进展"),
+    "key_decisions": ("key_decisions", "key_decision", "decisions", "关键决策", "决策"),
+    "todos": ("todos", "todo", "to_do", "tasks", "action_items", "待办", "待办事项"),
+}
+_TEXT_FIELDS = ("text", "content", "fact", "item", "task", "description", "value")
+
+
+def _format_turn(item: DialogueItem) -> str:
+    if isinstance(item, str):
+        return item
+    turn = to_turn(item)
+    return f"{turn.role}: {turn.text}"
+
+
+def build_prompt(items: Sequence[DialogueItem], *, language: Language = "auto") -> str:
+    """The compaction prompt for one batch: Chinese when the dialogue is mostly Chinese."""
+    dialogue = "\n".join(_format_turn(item) for item in items)
+    lang = detect_language(dialogue) if language == "auto" else language
+    return _PROMPTS[lang].replace("{dialogue}", dialogue)
+
+
+def _strings(value: object, depth: int = 0) -> list[str]:
+    """Flatten what a model put under a key into non-empty strings."""
+    if value is None or depth > 3:
+        return []
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, bool | int | float):
+        return [str(value)]
+    if isinstance(value, Mapping):
+        for name in _TEXT_FIELDS:
+            if isinstance(value.get(name), str):
+                return _strings(value[name], depth + 1)
+        pairs = [f"{k}: {'; '.join(_strings(v, depth + 1))}" for k, v in value.items()]
+        return [p for p in pairs if not p.endswith(": ")]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v, depth + 1)]
+    return []
+
+
+def _topic(raw: object, decision: str) -> str:
+    if isinstance(raw, str) and raw.strip():
+        key = normalize_topic(raw)
+        return known_topic(key.replace("_", " ")) or key
+    return decision_topic(decision)
+
+
+def _decisions(value: object) -> list[KeyDecision]:
+    if isinstance(value, Mapping) and not any(k in value for k in ("decision", *_TEXT_FIELDS)):
+        # {"database": "PostgreSQL", ...}: a topic → decision mapping
+        value = [{"decision": d, "topic": k} for k, v in value.items() for d in _strings(v)]
+    items = value if isinstance(value, list | tuple) else [value]
+    found: list[KeyDecision] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            texts = _strings(item.get("decision")) or _strings(
+                {k: v for k, v in item.items() if k in _TEXT_FIELDS}
+            )
+            raw_topic = item.get("topic") or item.get("key") or item.get("category")
+        else:
+            texts, raw_topic = _strings(item), None
+        found.extend({"decision": t, "topic": _topic(raw_topic, t)} for t in texts)
+    return found
+
+
+def result_from_reply(reply: str) -> CompactionResult:
+    """Read a model's reply into a :class:`CompactionResult`.
+
+    Raises:
+        LLMResponseUnparseable: no JSON object in the reply, or none of the expected keys.
+    """
+    data = parse_llm_json(reply)
+    by_key = {normalize_topic(str(k)): v for k, v in data.items()}
+    picked = {
+        field_name: next((by_key[a] for a in aliases if a in by_key), None)
+        for field_name, aliases in _KEY_ALIASES.items()
+    }
+    if all(v is None for v in picked.values()):
+        raise LLMResponseUnparseable(
+            f"the LLM reply is JSON but has none of the expected keys ({len(data)} other keys)"
+        )
+    return {
+        "user_profile": _strings(picked["user_profile"]),
+        "project_status": _strings(picked["project_status"]),
+        "key_decisions": _decisions(picked["key_decisions"]),
+        "todos": _strings(picked["todos"]),
+    }
+
+
+def _from_extraction(found: Extraction) -> CompactionResult:
+    return {
+        "user_profile": found.user_profile,
+        "project_status": found.project_status,
+        "key_decisions": [{"decision": d, "topic": t} for d, t in found.key_decisions],
+        "todos": found.todos,
+    }
+
+
+def _dedupe(texts: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    kept = []
+    for text in texts:
+        key = " ".join(text.split()).casefold()
+        if key not in seen:
+            seen.add(key)
+            kept.append(text)
+    return kept
+
+
+def merge_results(results: Iterable[CompactionResult]) -> CompactionResult:
+    """Merge batch results in dialogue order: lists concatenated without duplicates, and one
+    decision per topic, the latest (a later "switched to X" supersedes an earlier choice)."""
+    results = list(results)
+    latest: dict[str, KeyDecision] = {}
+    for result in results:
+        for decision in result["key_decisions"]:
+            latest.pop(decision["topic"], None)  # re-insert: keep the order of the latest
+            latest[decision["topic"]] = decision
+    merged: CompactionResult = {
+        "user_profile": _dedupe(t for r in results for t in r["user_profile"]),
+        "project_status": _dedupe(t for r in results for t in r["project_status"]),
+        "key_decisions": list(latest.values()),
+        "todos": _dedupe(t for r in results for t in r["todos"]),
+    }
+    uncompacted = [t for r in results for t in r.get("uncompacted", [])]
+    if uncompacted:
+        merged["uncompacted"] = uncompacted
+        merged["errors"] = _dedupe(e for r in results for e in r.get("errors", []))
+    return merged
+
+
+def _failed(items: Sequence[DialogueItem], exc: Exception) -> CompactionResult:
+    reason = str(exc) if isinstance(exc, LLMResponseUnparseable) else type(exc).__name__
+    logger.warning(
+        "compaction of %d dialogue item(s) failed (%s); keeping them as raw dialogue",
+        len(items),
+        reason,
+    )
+    logger.debug("uncompacted dialogue: %r", items)
+    return {
+        "user_profile": [],
+        "project_status": [],
+        "key_decisions": [],
+        "todos": [],
+        "uncompacted": [_format_turn(item) for item in items],
+        "errors": [reason],
+    }
+
+
+def _chunks(texts: Sequence[str], limit: int) -> list[str]:
+    """Join texts with new lines into pieces of at most ``limit`` characters."""
+    pieces: list[str] = []
+    current = ""
+    for text in texts:
+        while len(text) > limit:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(text[:limit])
+            text = text[limit:]
+        if current and len(current) + 1 + len(text) > limit:
+            pieces.append(current)
+            current = ""
+        current = f"{current}\n{text}" if current else text
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def to_memories(
+    result: CompactionResult, *, source: str, max_text_chars: int
+) -> list[CompactedMemory]:
+    """Turn a :class:`CompactionResult` into memories the store can write, in order."""
+    meta = {"compaction": source}
+    memories = [
+        CompactedMemory("user_profile", t, None, IMPORTANCE["user_profile"], dict(meta))
+        for t in result["user_profile"]
+    ]
+    memories += [
+        CompactedMemory("project_status", t, None, IMPORTANCE["project_status"], dict(meta))
+        for t in result["project_status"]
+    ]
+    memories += [
+        CompactedMemory(
+            "key_decision", d["decision"], d["topic"], IMPORTANCE["key_decision"], dict(meta)
+        )
+        for d in result["key_decisions"]
+    ]
+    memories += [
+        CompactedMemory("todo", t, None, IMPORTANCE["todo"], dict(meta)) for t in result["todos"]
+    ]
+    failed = {"compaction": "failed", "reason": "; ".join(result.get("errors", []))}
+    memories += [
+        CompactedMemory("dialogue", piece, None, IMPORTANCE["dialogue"], dict(failed))
+        for piece in _chunks(result.get("uncompacted", []), max_text_chars)
+    ]
+    return memories
+
+
+class _CompactorBase:
+    def __init__(self, max_batch: int, language: Language, max_text_chars: int) -> None:
+        if max_batch < 1:
+            raise InvalidArgument(f"max_batch must be at least 1, got {max_batch}")
+        if language not in _PROMPTS and language != "auto":
+            raise InvalidArgument(f"language must be 'auto', 'zh' or 'en', got {language!r}")
+        self.max_batch = max_batch
+        self.language: Language = language
+        self.max_text_chars = max_text_chars
+
+    def _batches(self, items: Sequence[DialogueItem]) -> list[Sequence[DialogueItem]]:
+        return [items[i : i + self.max_batch] for i in range(0, len(items), self.max_batch)]
+
+    @staticmethod
+    def _offline(items: Sequence[DialogueItem]) -> CompactionResult:
+        turns: list[Turn] = [to_turn(item) for item in items]
+        return merge_results([_from_extraction(extract(turns))])
+
+
+class MemoryCompactor(_CompactorBase):
+    """Compacts a dialogue buffer into ``user_profile``, ``project_status``,
+    ``key_decisions`` and ``todos``.
+
+    With ``llm_chat_func`` (any ``Callable[[str], str]``, prompt in, reply text out;
+    an :class:`~memory_pg.llm.OpenAICompatibleLLM` qualifies) each batch of
+    ``max_batch`` items is one LLM call, with a Chinese prompt for mostly Chinese
+    dialogue and an English one otherwise; the JSON reply is repaired
+    (:func:`~memory_pg._json_repair.parse_llm_json`) and the batches merged. When a
+    call fails, whatever the error, or its reply cannot be read, that batch's raw
+    text is kept (``uncompacted``), never dropped. Without ``llm_chat_func`` a
+    rule-based offline extractor for Chinese and English is used: no network at all.
+
+    Example:
+        >>> compactor = MemoryCompactor()  # offline
+        >>> result = compactor.compact(["我们决定使用 PostgreSQL 作为数据库", "下周要完成支付模块"])
+        >>> result["key_decisions"]
+        [{'decision': '我们决定使用 PostgreSQL 作为数据库', 'topic': 'database'}]
+        >>> result["todos"]
+        ['下周要完成支付模块']
+    """
+
+    def __init__(
+        self,
+        llm_chat_func: ChatFunc | None = None,
+        max_batch: int = 10,
+        *,
+        language: Language = "auto",
+        max_text_chars: int = StoreSettings.max_text_chars,
+    ) -> None:
+        """Create a compactor.
+
+        Args:
+            llm_chat_func: prompt → reply text; None for the offline extractor.
+            max_batch: dialogue items per LLM call.
+            language: the prompt's language: ``"auto"`` (by the dialogue's script), ``"zh"``
+                or ``"en"``.
+            max_text_chars: raw text kept after a failure is split into memories of at
+                most this many characters (the store's limit).
+        """
+        super().__init__(max_batch, language, max_text_chars)
+        self.llm_chat_func = llm_chat_func
+
+    def compact(self, texts: Sequence[DialogueItem]) -> CompactionResult:
+        """Compact dialogue items (``"user: ..."``, ``"助手：..."``, plain text, or
+        ``{"role": ..., "content": ...}``) into a :class:`CompactionResult`."""
+        items = list(texts)
+        if self.llm_chat_func is None:
+            return self._offline(items)
+        return merge_results(self._compact_batch(batch) for batch in self._batches(items))
+
+    def _compact_batch(self, batch: Sequence[DialogueItem]) -> CompactionResult:
+        assert self.llm_chat_func is not None
+        try:
+            return result_from_reply(
+                self.llm_chat_func(build_prompt(batch, language=self.language))
+            )
+        except Exception as exc:  # any chat function's failure: keep the text, never lose it
+            return _failed(batch, exc)
+
+    def compact_to_memories(self, texts: Sequence[DialogueItem]) -> list[CompactedMemory]:
+        """Compact and return memories the store can write directly, in order; raw text that
+        could not be compacted comes back as ``dialogue`` memories."""
+        return to_memories(
+            self.compact(texts),
+            source="offline" if self.llm_chat_func is None else "llm",
+            max_text_chars=self.max_text_chars,
+        )
+
+
+class AsyncMemoryCompactor(_CompactorBase):
+    """The asyncio twin of :class:`MemoryCompactor`, for an async chat function
+    (``AsyncOpenAICompatibleLLM`` qualifies). Batches are sent one after another."""
+
+    def __init__(
+        self,
+        llm_chat_func: AsyncChatFunc | None = None,
+        max_batch: int = 10,
+        *,
+        language: Language = "auto",
+        max_text_chars: int = StoreSettings.max_text_chars,
+    ) -> None:
+        """Create a compactor; see :meth:`MemoryCompactor.__init__`."""
+        super().__init__(max_batch, language, max_text_chars)
+        self.llm_chat_func = llm_chat_func
+
+    async def compact(self, texts: Sequence[DialogueItem]) -> CompactionResult:
+        """See :meth:`MemoryCompactor.compact`."""
+        items = list(texts)
+        if self.llm_chat_func is None:
+            return self._offline(items)
+        results = [await self._compact_batch(batch) for batch in self._batches(items)]
+        return merge_results(results)
+
+    async def _compact_batch(self, batch: Sequence[DialogueItem]) -> CompactionResult:
+        assert self.llm_chat_func is not None
+        try:
+            reply = await self.llm_chat_func(build_prompt(batch, language=self.language))
+            return result_from_reply(reply)
+        except Exception as exc:  # any chat function's failure: keep the text, never lose it
+            return _failed(batch, exc)
+
+    async def compact_to_memories(self, texts: Sequence[DialogueItem]) -> list[CompactedMemory]:
+        """See :meth:`MemoryCompactor.compact_to_memories`."""
+        return to_memories(
+            await self.compact(texts),
+            source="offline" if self.llm_chat_func is None else "llm",
+            max_text_chars=self.max_text_chars,
+        )
+
+
+__all__ = [
+    "IMPORTANCE",
+    "AsyncMemoryCompactor",
+    "CompactedMemory",
+    "CompactionResult",
+    "KeyDecision",
+    "MemoryCompactor",
+    "build_prompt",
+    "merge_results",
+    "result_from_reply",
+    "to_memories",
+]

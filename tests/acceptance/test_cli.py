@@ -1,0 +1,144 @@
+"""The installed ``memory-pg`` command, run in subprocesses as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def memory_pg_command() -> list[str]:
+    script = Path(sys.executable).parent / "memory-pg"
+    if not script.exists():  # pragma: no cover - installed without scripts
+        pytest.fail("the memory-pg console script is not installed next to " + sys.executable)
+    return [str(script)]
+
+
+def run(args, env_extra=None, input_text=None, check=True):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_PG_")}
+    env.pop("DATABASE_URL", None)
+    env.update({"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
+    env.update(env_extra or {})
+    proc = subprocess.run(
+        memory_pg_command() + list(args),
+        capture_output=True,
+        text=True,
+        env=env,
+        input=input_text,
+        timeout=300,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:{proc.stdout}\nstderr:{proc.stderr}")
+    return proc
+
+
+def test_migrate_sql_needs_no_database():
+    out = run(["migrate", "--sql"]).stdout
+    assert "CREATE EXTENSION IF NOT EXISTS vector" in out
+    assert "CREATE TABLE memory_pg_memories" in out
+
+
+def test_cli_round_trip_on_a_database_url(db_url, tmp_path):
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    health = json.loads(run(["healthcheck", "--json"], env).stdout)
+    assert health["ok"] is True and health["vector_extension"]
+
+    added = json.loads(
+        run(
+            [
+                "add",
+                "使用 PostgreSQL 作为数据库",
+                "--type",
+                "key_decision",
+                "--user",
+                "alice",
+                "--topic",
+                "database",
+                "--metadata",
+                '{"source": "cli"}',
+                "--json",
+            ],
+            env,
+        ).stdout
+    )
+    run(["add", "I like hiking in the mountains", "--user", "alice"], env)
+    found = json.loads(run(["search", "数据库选型", "--user", "alice", "--json"], env).stdout)
+    assert found[0]["id"] == added["id"]
+    assert found[0]["metadata"] == {"source": "cli"}
+
+    assert json.loads(run(["search", "数据库选型", "--user", "bob", "--json"], env).stdout) == []
+
+    exported = tmp_path / "alice.jsonl"
+    run(["export", "--user", "alice", "-o", str(exported)], env)
+    assert len(exported.read_text(encoding="utf-8").splitlines()) == 2
+    imported = json.loads(run(["import", str(exported), "--user", "bob", "--json"], env).stdout)
+    assert imported == {"imported": 2}
+    stats = json.loads(run(["stats", "--user", "bob", "--json"], env).stdout)
+    assert stats["memories"] == 2
+
+
+def test_bad_input_exits_1_with_a_clear_message(db_url):
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    proc = run(["add", "   ", "--user", "alice"], env, check=False)
+    assert proc.returncode == 1
+    assert "empty" in proc.stderr
+    proc = run(["add", "x", "--type", "nope", "--user", "alice"], env, check=False)
+    assert proc.returncode == 1 and "unknown memory type" in proc.stderr
+    proc = run(["search", "x"], env, check=False)
+    assert proc.returncode == 1 and "--user" in proc.stderr
+
+
+def test_env_fallbacks_replace_flags(db_url):
+    env = {"MEMORY_PG_DATABASE_URL": db_url, "MEMORY_PG_USER_ID": "carol", "MEMORY_PG_JSON": "1"}
+    run(["add", "carol's note about Rust"], env)
+    found = json.loads(run(["search", "Rust"], env).stdout)
+    assert found[0]["text"] == "carol's note about Rust"
+
+
+SEED_WRITER = textwrap.dedent(
+    """
+    from memory_pg import MemoryStore
+    store = MemoryStore(user_id="seed-user")
+    store.add_memory("使用 PostgreSQL 作为数据库", "key_decision")
+    store.add_memory("我喜欢周末去爬山")
+    store.add_memory("The quarterly report is due on Friday", "todo")
+    store.add_memory("用户住在杭州", "user_profile")
+    store.close()
+    """
+)
+
+
+@pytest.fixture
+def home():
+    # Its own folder, not pytest's tmp_path: concurrent pytest sessions prune each
+    # other's old basetemp folders, which would pull the data directory away.
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg-home-"))
+    yield folder / "home"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_seed_acceptance_new_process_finds_it_after_a_restart(home):
+    """The seed article's check, on the embedded server with no URL."""
+    env = {"MEMORY_PG_HOME": str(home)}
+    writer_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_PG_")}
+    writer_env.pop("DATABASE_URL", None)
+    writer_env.update(env, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", SEED_WRITER], check=True, env=writer_env, timeout=300)
+    # The writer was the last process holding the server: it stopped it on exit.
+    assert not (home / "pgdata" / "postmaster.pid").exists()
+
+    for _ in range(2):  # a new process, and the server restarted under it, twice
+        found = json.loads(
+            run(["search", "数据库选型", "--user", "seed-user", "--json"], env).stdout
+        )
+        assert "使用 PostgreSQL 作为数据库" in [r["text"] for r in found[:3]]
+        assert not (home / "pgdata" / "postmaster.pid").exists()

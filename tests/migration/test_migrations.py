@@ -1,0 +1,128 @@
+"""Migrations: one head, reviewable SQL, round trips that lose no row, schema equal to tables.py."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect
+
+from memory_pg import schema
+from memory_pg.tables import VERSION_TABLE, metadata
+from tests.conftest import count_rows
+
+TABLES = {
+    "memory_pg_memories",
+    "memory_pg_dialogue_buffer",
+    "memory_pg_history",
+    "memory_pg_settings",
+}
+
+
+@pytest.fixture
+def engine(db_url):
+    engine = create_engine(db_url)
+    yield engine
+    engine.dispose()
+
+
+def test_there_is_one_head_and_a_linear_history():
+    script = ScriptDirectory.from_config(schema.alembic_config())
+    assert len(script.get_heads()) == 1
+    revisions = list(script.walk_revisions())
+    assert revisions[-1].revision == "0001"
+    assert "memory_pg" in revisions[-1].branch_labels
+    for rev in revisions:
+        assert callable(rev.module.downgrade), rev.revision
+
+
+def test_offline_sql_is_reviewable():
+    sql = schema.offline_sql()
+    assert sql.index("CREATE EXTENSION IF NOT EXISTS vector") < sql.index(
+        "CREATE TABLE memory_pg_memories"
+    )
+    assert "embedding VECTOR(384) NOT NULL" in sql
+    assert "USING hnsw (embedding vector_cosine_ops)" in sql
+    assert "CREATE TABLE " + VERSION_TABLE in sql
+    assert "alembic_version (" not in sql.replace(VERSION_TABLE, "")
+    assert "VECTOR(512)" in schema.offline_sql(embedding_dim=512)
+
+
+def _diffs(engine):
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(
+            conn,
+            opts={
+                "include_object": lambda obj, name, type_, reflected, compare_to: (
+                    type_ != "table" or (name in TABLES)
+                ),
+                "compare_type": False,
+            },
+        )
+        return compare_metadata(ctx, metadata)
+
+
+def test_migrated_schema_equals_the_table_definitions(engine):
+    assert _diffs(engine) == []
+    columns = {c["name"]: c for c in inspect(engine).get_columns("memory_pg_memories")}
+    declared = {c.name: c for c in metadata.tables["memory_pg_memories"].columns}
+    assert columns.keys() == declared.keys()
+    for name, column in declared.items():
+        assert columns[name]["nullable"] == column.nullable, name
+
+
+def _populate(raw):
+    raw.execute(
+        "INSERT INTO memory_pg_memories (user_id, memory_type, text, embedding, embedding_model,"
+        " search_tsv, content_hash) SELECT 'u' || (i % 7), 'dialogue', 'text ' || i,"
+        " array_fill(0.1::real, ARRAY[384])::vector, 'm', to_tsvector('simple', 'text ' || i),"
+        " md5(i::text) FROM generate_series(1, 200) AS i"
+    )
+    raw.execute(
+        "INSERT INTO memory_pg_dialogue_buffer (user_id, role, content)"
+        " SELECT 'u1', 'user', 'turn ' || i FROM generate_series(1, 30) AS i"
+    )
+    raw.execute(
+        "INSERT INTO memory_pg_history (user_id, memory_id, event)"
+        " SELECT user_id, id, 'added' FROM memory_pg_memories"
+    )
+
+
+def _counts(raw):
+    return {
+        t: count_rows(raw, t)
+        for t in ("memory_pg_memories", "memory_pg_dialogue_buffer", "memory_pg_history")
+    }
+
+
+def test_downgrade_then_upgrade_keeps_every_row(engine, raw):
+    _populate(raw)
+    before = _counts(raw)
+    script = ScriptDirectory.from_config(schema.alembic_config())
+    # Every revision after the one that creates the tables must round-trip with data.
+    later = [r.revision for r in script.walk_revisions() if r.revision not in ("0001", "0002")]
+    for revision in ["0002", *later]:
+        schema.downgrade(engine, revision)
+        assert _counts(raw) == before, revision
+        schema.upgrade(engine)
+        assert _counts(raw) == before, revision
+    assert _diffs(engine) == []
+
+
+def test_base_to_head_and_back(engine, raw):
+    schema.downgrade(engine, "base")
+    left = set(inspect(engine).get_table_names()) & TABLES
+    assert left == set()
+    schema.upgrade(engine)
+    assert TABLES <= set(inspect(engine).get_table_names())
+    with engine.connect() as conn:
+        assert schema.current_revision(conn) == schema.head_revision()
+
+
+def test_a_host_applications_alembic_history_is_untouched(engine, raw):
+    raw.execute("CREATE TABLE alembic_version (version_num varchar(32) PRIMARY KEY)")
+    raw.execute("INSERT INTO alembic_version VALUES ('host_rev_42')")
+    schema.downgrade(engine, "base")
+    schema.upgrade(engine)
+    assert raw.execute("SELECT version_num FROM alembic_version").fetchall() == [("host_rev_42",)]
