@@ -67,9 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         with store.engine.begin() as c:
+            # Filling 100k rows (HNSW maintained row by row) outlasts the store's timeout.
+            c.execute(text("SET LOCAL statement_timeout = 0"))
             c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
-            for start in range(1, args.rows + 1, 10_000):
-                stop = min(args.rows, start + 9_999)
+            for start in range(1, args.rows + 1, 5_000):
+                stop = min(args.rows, start + 4_999)
                 c.execute(FILL, {"user_id": user, "start": start, "stop": stop, "dim": dim})
         with store.engine.connect() as c:
             c.execution_options(isolation_level="AUTOCOMMIT").execute(
