@@ -56,11 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "search_latency.json"))
     args = p.parse_args(argv)
     if args.database_url:
-        store = MemoryStore(args.database_url, embedding_model="all-MiniLM-L6-v2",
-                            auto_migrate=True)
+        store = MemoryStore(
+            args.database_url, embedding_model="all-MiniLM-L6-v2", auto_migrate=True
+        )
     else:
-        store = MemoryStore(home=tempfile.mkdtemp(prefix="memory-pg-lat-"),
-                            embedding_model="all-MiniLM-L6-v2")
+        store = MemoryStore(
+            home=tempfile.mkdtemp(prefix="memory-pg-lat-"), embedding_model="all-MiniLM-L6-v2"
+        )
     dim = store.embedder.dimension
     user = "latency-bench"
     rng = np.random.default_rng(7)
@@ -84,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             v /= np.linalg.norm(v)
             words = " ".join(f"w{int(rng.random() ** 3 * 20000)}" for _ in range(3))
             stmt = queries.search_memories(
-                user, words, v, top_k=10, filters=queries.SearchFilters(),
+                user,
+                words,
+                v,
+                top_k=10,
+                filters=queries.SearchFilters(),
                 ranking=store.ranking,
             )
             with store.engine.begin() as c:
@@ -102,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                     ).scalar_one()
                     plan_ms.append(row[0]["Planning Time"])
                     exec_ms.append(row[0]["Execution Time"])
+
         def pct(xs: list[float], q: float) -> float:
             return round(float(np.percentile(xs, q)), 2)
+
         report = {
             "benchmark": "search SQL time, one user",
             "rows": args.rows,
