@@ -134,3 +134,16 @@ __all__ += ["EmbeddingModelMismatch", "QueryTimeout"]
 
 class InvalidEvalSet(InvalidInput):
     """An evaluation file that is not the expected JSON shape (see ``memory_pg.evaluation``)."""
+class AccessDenied(DatabaseError):
+    """The database role lacks a privilege (SQLSTATE 42501): grant it ``memory_pg_app``."""
+
+
+class TenantViolation(AccessDenied):
+    """Row-level security refused a row of another user than the transaction's tenant.
+
+    The store never writes across tenants; seeing this means a caller's own
+    connection or SQL tried to, and the database stopped it.
+    """
+
+
+__all__ += ["AccessDenied", "TenantViolation"]

@@ -31,9 +31,16 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg.config import RankingSettings, StoreSettings, database_url_from_env, default_home
+from memory_pg.config import (
+    RankingSettings,
+    StoreSettings,
+    SupersedePolicy,
+    database_url_from_env,
+    default_home,
+)
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
 from memory_pg.errors import SchemaNotReady
+from memory_pg.lifecycle import Judge
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
 
 logger = logging.getLogger(__name__)
@@ -46,9 +53,10 @@ def _engine_options(settings: StoreSettings) -> dict[str, Any]:
         "pool_pre_ping": True,  # a dead connection is replaced, not handed out
         "pool_size": 5,
         "max_overflow": 5,
-        "pool_timeout": 10,
+        "pool_timeout": settings.pool_timeout_s,
         "connect_args": {
-            "connect_timeout": 10,
+            # libpq waits this long for a server that accepts but never answers.
+            "connect_timeout": max(1, int(settings.connect_timeout_s)),
             "options": "-c statement_timeout=" + str(int(settings.statement_timeout_ms)),
             "application_name": "memory-pg",
         },
@@ -154,6 +162,10 @@ class MemoryStore(StoreCore):
         settings: limits and defaults.
         ranking: how searches rank (half-lives per type, weights, candidate counts).
         ef_search: HNSW ``ef_search`` of every search (recall against speed).
+        supersede: how a new memory replaces or merges with a current one.
+        judge: confirms replacements found by similarity: any ``Callable[[str], str]``,
+            for example an LLM client; with none, only very similar memories of
+            ``supersede.detect_types`` are replaced (and topic keys always).
     """
 
     def __init__(
@@ -169,9 +181,13 @@ class MemoryStore(StoreCore):
         settings: StoreSettings | None = None,
         ranking: RankingSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
         self.ranking = ranking or RankingSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
@@ -524,9 +540,13 @@ class AsyncMemoryStore(StoreCore):
         settings: StoreSettings | None = None,
         ranking: RankingSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
         self.ranking = ranking or RankingSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         self._args = (url, home, auto_migrate, embedding_model, embedder)
