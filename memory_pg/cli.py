@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 _COMMAND_MODULES: tuple[str, ...] = (
     "memory_pg._cli_demo",
     "memory_pg._cli_hermes",
+    "memory_pg._cli_eval",
     "memory_pg._cli_lifecycle",
 )
 

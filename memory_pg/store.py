@@ -32,6 +32,7 @@ from memory_pg._base import (
     validate_top_k,
 )
 from memory_pg.config import (
+    RankingSettings,
     StoreSettings,
     SupersedePolicy,
     database_url_from_env,
@@ -159,6 +160,8 @@ class MemoryStore(StoreCore):
         auto_migrate: migrate to the library's head revision on open (default: only
             for the embedded server).
         settings: limits and defaults.
+        ranking: how searches rank (half-lives per type, weights, candidate counts).
+        ef_search: HNSW ``ef_search`` of every search (recall against speed).
         supersede: how a new memory replaces or merges with a current one.
         judge: confirms replacements found by similarity: any ``Callable[[str], str]``,
             for example an LLM client; with none, only very similar memories of
@@ -176,11 +179,13 @@ class MemoryStore(StoreCore):
         home: str | os.PathLike[str] | None = None,
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
         ef_search: int = 100,
         supersede: SupersedePolicy | None = None,
         judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
         self.supersede = supersede or SupersedePolicy()
         self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
@@ -382,13 +387,18 @@ class MemoryStore(StoreCore):
         metadata_filter: Mapping[str, Any] | None = None,
         as_of: datetime | None = None,
         track_access: bool = True,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
         Each result is a dict with at least ``text``, ``metadata``, ``distance``
-        (cosine), ``score``, ``id``, ``memory_type`` and the timestamps. Returned
-        memories count as used (``access_count``, ``last_accessed_at``) unless
-        ``track_access=False``.
+        (cosine), ``score``, ``id``, ``memory_type`` and the timestamps, and the
+        parts of its score so a user can see why it ranked: ``similarity``,
+        ``lexical`` (full-text), ``rrf`` (rank fusion), ``relevance``, ``recency``,
+        ``importance``, ``reinforcement`` (see :class:`RankingSettings`). Returned
+        memories count as used (``access_count``, ``last_accessed_at``) in one
+        batched statement unless ``track_access=False``.
 
         Args:
             query: what to look for, in any language.
@@ -398,13 +408,22 @@ class MemoryStore(StoreCore):
             until: only memories whose event time is before this.
             metadata_filter: only memories whose metadata contains this object.
             as_of: what was current at that past time (superseded rows included).
+            track_access: record the use of the returned memories.
+            min_similarity: drop results whose cosine similarity is below this,
+                unless ``min_lexical`` keeps them.
+            min_lexical: drop results whose full-text score (0..1) is below this,
+                unless ``min_similarity`` keeps them.
         """
         uid = self._scope(user_id)
         text = self._check_query(query)
         k = validate_top_k(top_k)
-        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        filters = self._search_filters(
+            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+        )
         vector = self.embedder.embed_query(text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        plan = self._plan_search(
+            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
+        )
         return self._run(plan, uid)
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
@@ -519,11 +538,13 @@ class AsyncMemoryStore(StoreCore):
         home: str | os.PathLike[str] | None = None,
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
         ef_search: int = 100,
         supersede: SupersedePolicy | None = None,
         judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
         self.supersede = supersede or SupersedePolicy()
         self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
@@ -704,6 +725,8 @@ class AsyncMemoryStore(StoreCore):
         metadata_filter: Mapping[str, Any] | None = None,
         as_of: datetime | None = None,
         track_access: bool = True,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -712,9 +735,13 @@ class AsyncMemoryStore(StoreCore):
 
         text = check_text(query, self.settings, what="query")
         k = validate_top_k(top_k)
-        filters = self._search_filters(memory_types, since, until, metadata_filter, as_of)
+        filters = self._search_filters(
+            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+        )
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ef_search)
+        plan = self._plan_search(
+            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
+        )
         return await self._run(plan, uid)
 
     async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
