@@ -214,6 +214,8 @@ class RankingSettings:
     def half_life(self, memory_type: str) -> float:
         """The recency half-life of ``memory_type``, in days."""
         return float(self.half_life_days.get(memory_type, self.default_half_life_days))
+
+
 #: Memory types whose new facts replace similar old ones (dialogue and todos accumulate).
 SUPERSEDE_TYPES: tuple[str, ...] = ("key_decision", "user_profile", "project_status")
 

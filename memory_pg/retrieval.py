@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from memory_pg.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from memory_pg.store import AsyncMemoryStore, MemoryStore
+    from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 

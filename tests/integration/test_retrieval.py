@@ -75,7 +75,7 @@ def test_top_k_is_checked(store: Any) -> None:
 
 
 async def test_async_retriever_has_the_same_methods(db_url: str, embedder: Any) -> None:
-    from memory_pg.store import AsyncMemoryStore
+    from memory_pg.async_store import AsyncMemoryStore
 
     async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
         await store.add_memory("使用 PostgreSQL 作为数据库", "key_decision")

@@ -157,7 +157,7 @@ def test_concurrent_writers_on_one_topic_leave_one_current_row(make_store, raw):
 
 
 async def test_async_store_supersedes_the_same_way(db_url, embedder):
-    from memory_pg.store import AsyncMemoryStore
+    from memory_pg.async_store import AsyncMemoryStore
 
     async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
         old = await store.add_memory("use MySQL", "key_decision", topic="database")
