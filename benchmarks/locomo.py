@@ -16,6 +16,7 @@ Not a test: a measurement, reported with the command that reproduced it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,7 +41,7 @@ from memory_pg.queries import SearchFilters  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
 DEFAULT_DATA = REPO / ".." / "shared" / "bench" / "locomo_dev.json"
-KS = (5, 10, 25)
+KS = (5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
@@ -100,7 +101,80 @@ def unit_text(turns: list[Turn], i: int, unit: str) -> tuple[str, list[str]]:
         if nxt is None:
             return f"[{date}] {line}", [t.dia_id]
         return f"[{date}] {line}\n{nxt.speaker}: {nxt.text}", [t.dia_id, nxt.dia_id]
+    if unit == "pair-reply":
+        # Non-overlapping: a turn opens a unit unless it was the reply closing the previous one.
+        return unit_text(turns, i, "pair")
     raise ValueError(unit)
+
+
+def units_of(turns: list[Turn], unit: str) -> list[tuple[int, str, list[str]]]:
+    """(index of the unit's first turn, memory text, dia_ids) for every stored unit."""
+    if unit == "pair-reply":
+        out = []
+        i = 0
+        while i < len(turns):
+            text, ids = unit_text(turns, i, "pair")
+            out.append((i, text, ids))
+            i += len(ids)
+        return out
+    if unit == "ctx-embed":
+        return [(i, *unit_text(turns, i, "turn")) for i in range(len(turns))]
+    return [(i, *unit_text(turns, i, unit)) for i in range(len(turns))]
+
+
+def embed_text(turns: list[Turn], i: int, unit: str) -> str:
+    """What is embedded for the unit at ``i``: under ``ctx-embed``, the turn with its
+    neighbours of the same session (previous and next), while the stored text and the
+    full-text index hold the turn alone."""
+    if unit != "ctx-embed":
+        raise ValueError(unit)
+    t = turns[i]
+    parts = []
+    if i > 0 and turns[i - 1].session == t.session:
+        parts.append(f"{turns[i - 1].speaker}: {turns[i - 1].text}")
+    parts.append(unit_text(turns, i, "turn")[0])
+    if i + 1 < len(turns) and turns[i + 1].session == t.session:
+        parts.append(f"{turns[i + 1].speaker}: {turns[i + 1].text}")
+    return "\n".join(parts)
+
+
+class CachedEmbedder:
+    """Document vectors by text, kept across runs in a .npz file (queries too)."""
+
+    def __init__(self, inner: Any, path: str | None) -> None:
+        self.inner = inner
+        self.path = path
+        self.cache: dict[str, np.ndarray] = {}
+        self.model_name = inner.model_name
+        if path and os.path.exists(path):
+            z = np.load(path, allow_pickle=True)
+            self.cache = dict(zip(z["keys"].tolist(), z["vecs"], strict=True))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _many(self, texts: list[str], fn: Any, tag: str) -> np.ndarray:
+        keys = [tag + t for t in texts]
+        missing = [t for k, t in zip(keys, texts, strict=True) if k not in self.cache]
+        if missing:
+            for t, v in zip(missing, fn(missing), strict=True):
+                self.cache[tag + t] = np.asarray(v)
+        return np.stack([self.cache[k] for k in keys])
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._many(list(texts), self.inner.embed_documents, "d:")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._many([text], lambda ts: [self.inner.embed_query(ts[0])], "q:")[0]
+
+    def save(self) -> None:
+        if self.path:
+            keys = list(self.cache)
+            np.savez(
+                self.path,
+                keys=np.array(keys, dtype=object),
+                vecs=np.stack(list(self.cache.values())),
+            )
 
 
 def recall(found: list[list[str]], evidence: set[str], k: int) -> float:
@@ -135,7 +209,16 @@ def main(argv: list[str] | None = None) -> int:
         help="a scratch database (default: an embedded server in a temporary folder)",
     )
     p.add_argument("--embedding-model", default="all-MiniLM-L6-v2")
-    p.add_argument("--unit", default="turn", choices=["plain", "turn", "context", "pair"])
+    p.add_argument(
+        "--unit",
+        default="turn",
+        choices=["plain", "turn", "context", "pair", "pair-reply", "ctx-embed"],
+    )
+    p.add_argument(
+        "--embed-cache",
+        default=os.environ.get("MEMORY_PG_BENCH_EMBED_CACHE"),
+        help="a .npz file caching document vectors by text across runs (saves re-embedding)",
+    )
     p.add_argument("--candidates", type=int, default=None)
     p.add_argument("--rrf-k", type=int, default=None)
     p.add_argument(
@@ -159,14 +242,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         tmp = tempfile.mkdtemp(prefix="memory-pg-locomo-")
         store = MemoryStore(home=tmp, embedding_model=args.embedding_model)
-    embedder = store.embedder
+    embedder = CachedEmbedder(store.embedder, args.embed_cache)
+    store.embedder = embedder
     run_id = uuid.uuid4().hex[:8]
     base = store.ranking
     if args.candidates:
         base = replace(base, candidates=args.candidates)
     if args.rrf_k is not None:
         base = replace(base, rrf_k=args.rrf_k)
-    variants = {name: VARIANTS[name](base) for name in args.variants.split(",")}
+    names = args.variants.split(",")
+    variants = {name: VARIANTS[name.split("@")[0]](base) for name in names}
+    ts_specs = {name: [*name.split("@"), ""][1] for name in names}
     results: dict[str, list[tuple[int, dict[int, float]]]] = defaultdict(list)
     timings: dict[str, list[float]] = defaultdict(list)
     t_ingest = 0.0
@@ -175,20 +261,28 @@ def main(argv: list[str] | None = None) -> int:
         for sample in data:
             user = f"locomo-{run_id}-{sample['sample_id']}"
             turns = turns_of(sample["conversation"])
-            units = [unit_text(turns, i, args.unit) for i in range(len(turns))]
+            units = units_of(turns, args.unit)
             t0 = time.perf_counter()
-            store.add_memories(
-                [
-                    {
-                        "text": text,
-                        "memory_type": "dialogue",
-                        "event_time": turns[i].when,
-                        "metadata": {"dia_ids": ids},
-                    }
-                    for i, (text, ids) in enumerate(units)
-                ],
-                user_id=user,
-            )
+            items = [
+                {
+                    "text": text,
+                    "memory_type": "dialogue",
+                    "event_time": turns[i].when,
+                    "metadata": {"dia_ids": ids},
+                }
+                for i, text, ids in units
+            ]
+            if args.unit == "ctx-embed":
+                vecs = embedder.embed_documents(
+                    [embed_text(turns, i, args.unit) for i, _, _ in units]
+                )
+                store.embedder = _Fixed(vecs, embedder)
+                try:
+                    store.add_memories(items, user_id=user)
+                finally:
+                    store.embedder = embedder
+            else:
+                store.add_memories(items, user_id=user)
             t_ingest += time.perf_counter() - t0
             n_memories += len(units)
             # Plain cosine baseline: the raw turn text, the same model, exact search.
@@ -219,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                         ranking,
                     )
                     t0 = time.perf_counter()
-                    hits = store._run(plan, user)
+                    with _ts_rank(ts_specs[name]):
+                        hits = store._run(plan, user)
                     timings[name].append(time.perf_counter() - t0)
                     found = [h["metadata"]["dia_ids"] for h in hits]
                     results[name].append(
@@ -228,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             store.clear_user_memory(user)
     finally:
         store.close()
+        embedder.save()
 
     report = {
         "benchmark": "locomo evidence retrieval",
@@ -254,10 +350,54 @@ def main(argv: list[str] | None = None) -> int:
         a = summary["all"]
         print(
             f"{name:14s} R@5 {a['recall@5']:.3f}  R@10 {a['recall@10']:.3f}  "
-            f"R@25 {a['recall@25']:.3f}  (cat1-4 R@5 {summary['cat1-4']['recall@5']:.3f})"
+            f"R@25 {a['recall@25']:.3f}  R@50 {a['recall@50']:.3f}  "
+            f"(cat1-4 R@5 {summary['cat1-4']['recall@5']:.3f})"
         )
     print(f"written {out}")
     return 0
+
+
+class _Fixed:
+    """An embedder that hands back vectors computed beforehand (``ctx-embed``)."""
+
+    def __init__(self, vecs: np.ndarray, inner: Any) -> None:
+        self.vecs = vecs
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        assert len(texts) == len(self.vecs)
+        return self.vecs
+
+
+@contextlib.contextmanager
+def _ts_rank(spec: str) -> Any:
+    """Swap the full-text scoring for a variant: ``r33`` (shipped ts_rank 1|32), ``r32``,
+    ``r34`` (2|32), ``cd32``, ``cd33`` (ts_rank_cd). Benchmark-only, while the plan runs."""
+    if not spec:
+        yield
+        return
+    import sqlalchemy as sa
+
+    from memory_pg import queries as q
+
+    fn = "ts_rank_cd" if spec.startswith("cd") else "ts_rank"
+    norm = int(spec.lstrip("cdr"))
+
+    class _Func:
+        def __getattr__(self, name: str) -> Any:
+            if name == "ts_rank":
+                return lambda tsv, tsq, _n: getattr(sa.func, fn)(tsv, tsq, sa.literal(norm))
+            return getattr(sa.func, name)
+
+    saved = q.func
+    q.func = _Func()
+    try:
+        yield
+    finally:
+        q.func = saved
 
 
 def _settings_dict(r: RankingSettings) -> dict[str, Any]:
@@ -277,6 +417,25 @@ VARIANTS = {
     "rrf-k120": lambda b: replace(b, rrf_k=120),
     "cand200": lambda b: replace(b, candidates=200),
     "cand50": lambda b: replace(b, candidates=50),
+    "rrf-k20": lambda b: replace(b, rrf_k=20),
+    "rrf-only-k10": lambda b: replace(
+        b, rrf_k=10, rrf_weight=1.0, similarity_weight=0.0, lexical_weight=0.0
+    ),
+    "rrf-only-k20": lambda b: replace(
+        b, rrf_k=20, rrf_weight=1.0, similarity_weight=0.0, lexical_weight=0.0
+    ),
+    "lex2": lambda b: replace(b, lexical_weight=2.0),
+    "lex0.5": lambda b: replace(b, lexical_weight=0.5),
+    "sim0.5": lambda b: replace(b, similarity_weight=0.5),
+    "sim0": lambda b: replace(b, similarity_weight=0.0),
+    "rrf2": lambda b: replace(b, rrf_weight=2.0),
+    "rrf3": lambda b: replace(b, rrf_weight=3.0),
+    "k10-rrf2": lambda b: replace(b, rrf_k=10, rrf_weight=2.0),
+    "k10-rrf3": lambda b: replace(b, rrf_k=10, rrf_weight=3.0),
+    "k20-rrf2": lambda b: replace(b, rrf_k=20, rrf_weight=2.0),
+    "k10-sim0.5": lambda b: replace(b, rrf_k=10, similarity_weight=0.5),
+    "k10-lex2": lambda b: replace(b, rrf_k=10, lexical_weight=2.0),
+    "k10-rrf2-lex2": lambda b: replace(b, rrf_k=10, rrf_weight=2.0, lexical_weight=2.0),
 }
 
 if __name__ == "__main__":
