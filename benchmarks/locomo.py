@@ -374,8 +374,9 @@ class _Fixed:
 
 @contextlib.contextmanager
 def _ts_rank(spec: str) -> Any:
-    """Swap the full-text scoring for a variant: ``r33`` (shipped ts_rank 1|32), ``r32``,
-    ``r34`` (2|32), ``cd32``, ``cd33`` (ts_rank_cd). Benchmark-only, while the plan runs."""
+    """Swap the full-text scoring for a variant: ``r33`` (ts_rank 1|32, shipped before
+    ts_rank_cd), ``r32``, ``r34`` (2|32), ``cd32`` (shipped now), ``cd33``. Benchmark-only,
+    while the plan runs."""
     if not spec:
         yield
         return
@@ -388,7 +389,7 @@ def _ts_rank(spec: str) -> Any:
 
     class _Func:
         def __getattr__(self, name: str) -> Any:
-            if name == "ts_rank":
+            if name in ("ts_rank", "ts_rank_cd"):
                 return lambda tsv, tsq, _n: getattr(sa.func, fn)(tsv, tsq, sa.literal(norm))
             return getattr(sa.func, name)
 
