@@ -162,7 +162,7 @@ class RankingSettings:
         rrf_k: the constant of reciprocal-rank fusion, ``1 / (rrf_k + rank)``.
         rrf_weight: weight of the rank-fused relevance (normalised to 0..1).
         similarity_weight: weight of the raw cosine similarity.
-        lexical_weight: weight of the full-text score (``ts_rank`` scaled to 0..1).
+        lexical_weight: weight of the full-text score (``ts_rank_cd`` scaled to 0..1).
         recency_weight: boost of a just-happened memory over a very old one.
         importance_weight: boost of an importance-1 memory over an importance-0 one.
         reinforcement_weight: boost of an often and recently used memory.

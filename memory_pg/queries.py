@@ -286,7 +286,7 @@ def search_memories(
 
     Candidates come from the HNSW index (cosine) and from the GIN full-text index
     over the same rows, ``ranking.candidates`` from each; the union is scored by
-    relevance (rank fusion and/or raw similarity and ``ts_rank``), recency with a
+    relevance (rank fusion and/or raw similarity and ``ts_rank_cd``), recency with a
     half-life per memory type, importance and reinforcement by use, exactly as
     :mod:`memory_pg.scoring` computes them. Each row carries its score parts.
     """
@@ -311,8 +311,10 @@ def search_memories(
     tsq = func.to_tsquery(_ENGLISH, literal(words_q)).op("||")(
         func.to_tsquery(_SIMPLE, literal(cjk_q))
     )
-    # Normalisation 1|32: divide by 1 + log(length), then scale to rank / (rank + 1).
-    lex_score = func.ts_rank(m.c.search_tsv, tsq, literal(33))
+    # Cover density (how close the matched words sit) with normalisation 32 only,
+    # rank / (rank + 1): no length division, which on LoCoMo (benchmarks/locomo.py)
+    # favoured short chit-chat turns over the longer turns holding the answer.
+    lex_score = func.ts_rank_cd(m.c.search_tsv, tsq, literal(32))
     lex_inner = (
         select(m.c.id, lex_score.label("lex_score"))
         .where(*conds, m.c.search_tsv.op("@@")(tsq))

@@ -51,7 +51,7 @@ def rrf(ranks: Iterable[int | None], k: int, lists: int = 2) -> float:
 
 
 def lexical(ts_rank: float) -> float:
-    """A full-text score in 0..1: ``ts_rank`` with normalisation 32 (``rank / (rank + 1)``)."""
+    """A full-text score in 0..1: ``ts_rank_cd`` with normalisation 32 (``rank / (rank + 1)``)."""
     return ts_rank / (ts_rank + 1.0)
 
 
