@@ -173,10 +173,10 @@ class RankingSettings:
     """
 
     candidates: int = 100
-    rrf_k: int = 60
+    rrf_k: int = 10
     rrf_weight: float = 1.0
     similarity_weight: float = 1.0
-    lexical_weight: float = 1.0
+    lexical_weight: float = 2.0
     recency_weight: float = 0.3
     importance_weight: float = 0.1
     reinforcement_weight: float = 0.1
