@@ -70,8 +70,10 @@ def process_tree_memory(pid: int) -> int:
     PSS splits shared memory (PostgreSQL's shared buffers) among the processes
     that map it, so the sum is not inflated by counting it once per backend.
     """
-    import psutil
-
+    try:
+        import psutil
+    except ImportError:  # a benchmark extra (benchmarks/requirements.txt)
+        return 0
     try:
         root = psutil.Process(pid)
         procs = [root, *root.children(recursive=True)]

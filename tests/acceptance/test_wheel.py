@@ -12,8 +12,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_wheel_carries_the_migrations_and_runs_them_from_site_packages(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path / "dist"), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
         check=True,
         timeout=300,
     )
@@ -26,8 +36,17 @@ def test_wheel_carries_the_migrations_and_runs_them_from_site_packages(tmp_path)
 
     site = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site),
-         str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
         check=True,
         timeout=300,
     )
