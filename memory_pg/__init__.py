@@ -19,12 +19,14 @@ from memory_pg.errors import (
 )
 from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
 from memory_pg.store import AsyncMemoryStore, MemoryStore
+from memory_pg.wrapper import AsyncMemoryWrapper, HermesMemoryWrapper, MemoryWrapper
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsyncMemoryCompactor",
     "AsyncMemoryStore",
+    "AsyncMemoryWrapper",
     "AsyncOpenAICompatibleLLM",
     "CompactedMemory",
     "ConfigurationError",
@@ -32,6 +34,7 @@ __all__ = [
     "DatabaseUnavailable",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
+    "HermesMemoryWrapper",
     "InvalidInput",
     "LLMError",
     "LLMSettings",
@@ -40,6 +43,7 @@ __all__ = [
     "MemoryNotFound",
     "MemoryPgError",
     "MemoryStore",
+    "MemoryWrapper",
     "MissingUserScope",
     "OpenAICompatibleLLM",
     "SchemaNotReady",

@@ -8,6 +8,7 @@ results. The sync store drives it on a ``Connection``, the async store on an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import uuid
@@ -21,7 +22,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql import Executable
 
-from memory_pg import queries
+from memory_pg import lifecycle, queries
 from memory_pg._validate import (
     check_importance,
     check_memory_type,
@@ -33,9 +34,10 @@ from memory_pg._validate import (
     check_user_id,
     content_hash,
 )
-from memory_pg.config import StoreSettings
+from memory_pg.config import StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder
 from memory_pg.errors import (
+    AccessDenied,
     DatabaseError,
     DatabaseUnavailable,
     EmbeddingDimensionMismatch,
@@ -45,6 +47,7 @@ from memory_pg.errors import (
     MemoryPgError,
     QueryTimeout,
     SchemaNotReady,
+    TenantViolation,
 )
 
 logger = logging.getLogger(__name__)
@@ -128,6 +131,16 @@ def _translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
     name = type(orig).__name__
     if sqlstate == "57014":
         return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
+    if sqlstate == "42501":
+        if "row-level security" in str(orig):
+            return TenantViolation(
+                "row-level security refused a row outside this transaction's tenant "
+                f"(memory_pg.user_id): {str(orig).strip()[:300]}"
+            )
+        return AccessDenied(
+            f"permission denied: {str(orig).strip()[:300]}; grant the role memory_pg_app "
+            "(or memory_pg_maintenance for cross-user jobs), see docs/roles.md"
+        )
     if sqlstate == "42P01":
         return SchemaNotReady(
             "memory-pg tables are missing: run `memory-pg migrate` (or `alembic upgrade head`)"
@@ -175,6 +188,10 @@ class StoreCore:
     settings: StoreSettings
     embedder: Embedder
     _user_id: str | None
+    #: How new memories replace or merge with current ones (see :mod:`memory_pg.lifecycle`).
+    supersede: SupersedePolicy = SupersedePolicy()
+    #: Confirms detected supersessions: any ``Callable[[str], str]`` (an LLM client).
+    judge: lifecycle.Judge | None = None
 
     # -- scope and validation -------------------------------------------------
 
@@ -263,31 +280,114 @@ class StoreCore:
 
     # -- plans ------------------------------------------------------------------
 
-    @staticmethod
-    def _plan_insert(rows: list[queries.NewMemory]) -> Plan[list[str]]:
-        """Insert rows; exact duplicates of current memories resolve to the existing id."""
+    def _plan_insert(self, rows: list[queries.NewMemory]) -> Plan[list[str]]:
+        """Insert rows, replacing or merging with current memories (one transaction).
+
+        Writes of one user and type wait for each other (a transaction advisory
+        lock), then each new row is compared with the current memories it may
+        replace or repeat (:func:`memory_pg.lifecycle.decide`): exact and near
+        duplicates resolve to the existing id (a ``merged`` event), replaced rows are
+        marked ``superseded_at``/``superseded_by`` (a ``superseded`` event).
+        """
+        if not rows:
+            return []
+        user_id = rows[0].user_id
+        policy = self.supersede
+        for key in sorted({lifecycle.write_lock_key(user_id, r.memory_type) for r in rows}):
+            yield lifecycle.xact_lock(key)
+        found: list[list[lifecycle.Candidate]] = [[] for _ in rows]
+        if policy.enabled:
+            for start in range(0, len(rows), INSERT_CHUNK):
+                chunk = rows[start : start + INSERT_CHUNK]
+                result = yield lifecycle.candidates_statement(
+                    user_id,
+                    [r.embedding for r in chunk],
+                    [r.memory_type for r in chunk],
+                    [r.topic for r in chunk],
+                    policy.candidates,
+                )
+                for c in result:
+                    found[start + c["i"]].append(
+                        lifecycle.Candidate(
+                            c["id"],
+                            c["topic"],
+                            c["text"],
+                            c["content_hash"],
+                            float(c["similarity"]),
+                            bool(c["same_topic"]),
+                        )
+                    )
+        decisions = self._decide_all(rows, found)
+        to_insert = [row for row, d in zip(rows, decisions, strict=True) if d.action != "merge"]
         inserted: set[uuid.UUID] = set()
-        for start in range(0, len(rows), INSERT_CHUNK):
-            chunk = rows[start : start + INSERT_CHUNK]
-            # Within one batch the same text twice is one memory.
-            unique: dict[tuple[str, str], queries.NewMemory] = {}
-            for row in chunk:
-                unique.setdefault((row.memory_type, row.content_hash), row)
-            result = yield queries.insert_memories(list(unique.values()))
+        for start in range(0, len(to_insert), INSERT_CHUNK):
+            result = yield queries.insert_memories(to_insert[start : start + INSERT_CHUNK])
             inserted.update(r["memory_id"] for r in result)
-        missing = [r for r in rows if r.id not in inserted]
+        events: list[tuple[uuid.UUID, str, dict[str, Any]]] = []
+        ids: list[uuid.UUID] = []
+        for row, d in zip(rows, decisions, strict=True):
+            detail: dict[str, Any] = {"reason": d.reason}
+            if d.similarity is not None:
+                detail["similarity"] = round(d.similarity, 4)
+            if d.action == "merge":
+                yield lifecycle.refresh_merged(user_id, d.targets[0], row.importance)
+                events.append((d.targets[0], "merged", detail))
+                ids.append(d.targets[0])
+                continue
+            ids.append(row.id)
+            if d.action == "supersede" and row.id in inserted:
+                marked = yield lifecycle.mark_superseded(user_id, d.targets, row.id)
+                for old in marked:
+                    events.append((old["id"], "superseded", {**detail, "by": str(row.id)}))
+        if events:
+            yield lifecycle.history_events(user_id, events)
+        # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.
+        missing = [r for r, i in zip(rows, ids, strict=True) if i == r.id and r.id not in inserted]
+        missing_ids = {r.id for r in missing}
         resolved: dict[tuple[str, str], uuid.UUID] = {}
         if missing:
             pairs = sorted({(r.memory_type, r.content_hash) for r in missing})
-            found = yield queries.find_current_by_hash(rows[0].user_id, pairs)
-            resolved = {(f["memory_type"], f["content_hash"]): f["id"] for f in found}
-        ids: list[str] = []
-        for row in rows:
-            if row.id in inserted:
-                ids.append(str(row.id))
-            else:
-                ids.append(str(resolved.get((row.memory_type, row.content_hash), row.id)))
-        return ids
+            rows_found = yield queries.find_current_by_hash(user_id, pairs)
+            resolved = {(f["memory_type"], f["content_hash"]): f["id"] for f in rows_found}
+        return [
+            str(resolved.get((r.memory_type, r.content_hash), i) if r.id in missing_ids else i)
+            for r, i in zip(rows, ids, strict=True)
+        ]
+
+    def _decide_all(
+        self, rows: list[queries.NewMemory], found: list[list[lifecycle.Candidate]]
+    ) -> list[lifecycle.Decision]:
+        """Decide each row in order; a row also sees the rows of this batch before it."""
+        decisions: list[lifecycle.Decision] = []
+        for i, row in enumerate(rows):
+            cands = list(found[i])
+            for j in range(i):
+                earlier, dj = rows[j], decisions[j]
+                if dj.action == "merge" or earlier.memory_type != row.memory_type:
+                    continue
+                sim = float(np.dot(earlier.embedding, row.embedding))
+                same_topic = row.topic is not None and dj.topic == row.topic
+                cands.append(
+                    lifecycle.Candidate(
+                        earlier.id, dj.topic, earlier.text, earlier.content_hash, sim, same_topic
+                    )
+                )
+            # Rows this batch already replaced are no longer current.
+            gone = {t for d in decisions if d.action == "supersede" for t in d.targets}
+            cands = [c for c in cands if c.id not in gone]
+            d = lifecycle.decide(
+                memory_type=row.memory_type,
+                topic=row.topic,
+                content_hash=row.content_hash,
+                new_text=row.text,
+                candidates=cands,
+                policy=self.supersede,
+                judge=self.judge,
+            )
+            if d.topic != row.topic:
+                rows[i] = dataclasses.replace(row, topic=d.topic)
+            decisions.append(d)
+        return decisions
 
     @staticmethod
     def _plan_import(rows: list[queries.NewMemory]) -> Plan[int]:

@@ -8,7 +8,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from memory_pg.config import StoreSettings
@@ -24,8 +24,12 @@ from memory_pg.errors import (
 )
 
 JSONValue = Any  # a JSON-serialisable value; checked at run time
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Tabs and line breaks too: a user id is a key, and one that can forge a log line or
+# look like another user's when printed is refused.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_EARLIEST = datetime(1, 1, 2)
+_LATEST = datetime(9999, 12, 30)
 
 
 def _has_lone_surrogate(value: str) -> bool:
@@ -55,7 +59,12 @@ def check_text(text: object, settings: StoreSettings, *, what: str = "text") -> 
 
 
 def check_user_id(user_id: object, settings: StoreSettings) -> str:
-    """A valid tenant id; any non-empty printable string up to the configured length."""
+    """A valid tenant id, kept exactly as given, or a typed error.
+
+    Any non-empty string up to the configured length without control characters
+    (tabs and line breaks included). ``" bob"`` and ``"bob"`` are two users; quotes,
+    ``%`` and ``*`` are ordinary characters.
+    """
     if user_id is None:
         raise MissingUserScope(
             "no user scope: bind it on the store (MemoryStore(user_id=...)) or pass user_id=..."
@@ -129,7 +138,10 @@ def check_metadata(metadata: object, settings: StoreSettings) -> dict[str, JSONV
     if not isinstance(metadata, Mapping):
         raise InvalidMetadata(f"metadata must be a dict, got {type(metadata).__name__}")
     _check_json(metadata, 1, settings, "metadata")
-    encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, TypeError) as exc:  # e.g. an int past Python's 4300-digit limit
+        raise InvalidMetadata(f"metadata cannot be written as JSON: {exc}") from exc
     size = len(encoded.encode("utf-8"))
     if size > settings.max_metadata_bytes:
         raise InvalidMetadata(
@@ -161,8 +173,17 @@ def check_time(value: object, what: str) -> datetime | None:
         raise InvalidArgument(
             f"{what} has no time zone; pass an aware datetime, e.g. datetime.now(timezone.utc)"
         )
-    if not 1 <= value.year <= 9999:
-        raise InvalidArgument(f"{what} is out of range")
+    # Stored as UTC and read back in the session's time zone: a time within a day of
+    # year 1 or 9999 could come back as year 0 or 10000, which Python cannot load, and
+    # would break every later read of that user's memories.
+    try:
+        utc = value.astimezone(timezone.utc)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidArgument(f"{what} is out of range: {exc}") from exc
+    if not _EARLIEST <= utc.replace(tzinfo=None) <= _LATEST:
+        raise InvalidArgument(
+            f"{what} must lie between {_EARLIEST:%Y-%m-%d} and {_LATEST:%Y-%m-%d}"
+        )
     return value
 
 

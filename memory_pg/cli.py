@@ -22,7 +22,11 @@ from memory_pg.errors import InvalidArgument, MemoryPgError
 logger = logging.getLogger(__name__)
 
 #: Modules that add subcommands: each exposes ``register(subparsers)``.
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = (
+    "memory_pg._cli_demo",
+    "memory_pg._cli_hermes",
+    "memory_pg._cli_lifecycle",
+)
 
 
 def _env(name: str, default: str | None = None) -> str | None:

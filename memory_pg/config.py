@@ -34,6 +34,18 @@ def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
 
 
+def maintenance_database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The URL of cross-user jobs (forget, consolidate, stats of all users).
+
+    ``MEMORY_PG_MAINTENANCE_DATABASE_URL`` names a role in ``memory_pg_maintenance``,
+    which row-level security lets see every user; unset, the main URL
+    (:func:`database_url_from_env`) is used, which then sees every user only if
+    its role is a superuser, ``BYPASSRLS`` or a member of ``memory_pg_maintenance``.
+    """
+    env = os.environ if env is None else env
+    return _env(env, "MEMORY_PG_MAINTENANCE_DATABASE_URL") or database_url_from_env(env)
+
+
 def default_home(env: Mapping[str, str] | None = None) -> Path:
     """Where the embedded server keeps its data: ``MEMORY_PG_HOME`` or a per-user default.
 
@@ -66,6 +78,9 @@ class StoreSettings:
         default_importance: importance of a memory written without one (0..1).
         statement_timeout_ms: server-side limit for every statement.
         max_user_id_chars: longest user id accepted.
+        connect_timeout_s: seconds to wait for a new connection before
+            :class:`~memory_pg.errors.DatabaseUnavailable` (libpq ``connect_timeout``).
+        pool_timeout_s: seconds a call waits for a free pooled connection.
     """
 
     max_text_chars: int = 8000
@@ -75,6 +90,8 @@ class StoreSettings:
     default_importance: float = 0.5
     statement_timeout_ms: int = 30_000
     max_user_id_chars: int = 255
+    connect_timeout_s: int = 10
+    pool_timeout_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -108,3 +125,77 @@ class LLMSettings:
         if not (base_url or api_key or model):
             return None
         return cls(base_url=base_url, api_key=api_key, model=model or cls.model)
+
+
+#: Memory types whose new facts replace similar old ones (dialogue and todos accumulate).
+SUPERSEDE_TYPES: tuple[str, ...] = ("key_decision", "user_profile", "project_status")
+
+
+@dataclass(frozen=True)
+class SupersedePolicy:
+    """How a new memory replaces or merges with a current one of the same user and type.
+
+    Attributes:
+        enabled: check every write against the user's current memories.
+        detect_types: types where a similar new memory replaces an old one with no
+            topic key (``dialogue`` and ``todo`` are left out: they accumulate).
+        merge_threshold: cosine similarity at or above which a new memory is the same
+            fact as a current one (any type): nothing new is stored, the old one is
+            refreshed and a ``merged`` event logged.
+        detect_threshold: similarity at or above which, with no judge, a new memory
+            of a ``detect_types`` type replaces the old one. High on purpose: the
+            bundled model scores "prefers dark mode" / "prefers light mode" 0.85 but
+            "use MySQL" / "switch to PostgreSQL" only 0.33, so similarity alone only
+            catches near rewordings; use topic keys or a judge for the rest.
+        judge_threshold: with a judge, the similarity from which it is asked.
+        candidates: nearest current memories compared with each new one.
+    """
+
+    enabled: bool = True
+    detect_types: tuple[str, ...] = SUPERSEDE_TYPES
+    merge_threshold: float = 0.95
+    detect_threshold: float = 0.80
+    judge_threshold: float = 0.60
+    candidates: int = 3
+
+
+@dataclass(frozen=True)
+class ForgetPolicy:
+    """What ``memory-pg forget`` removes.
+
+    A memory is *stale* when it is older than its type's maximum age, was never
+    returned by a search (``access_count = 0``) and its importance is below
+    ``importance_below``. Superseded rows go ``superseded_retention_days`` after
+    they were replaced; rows past their own ``expires_at`` go at once.
+
+    Attributes:
+        max_age_days: age after which an unused, unimportant memory is stale.
+        max_age_days_by_type: per-type ages; ``None`` keeps that type forever.
+        importance_below: only memories less important than this are stale (0.3:
+            below the default 0.5, so only what was explicitly marked unimportant
+            or came from low-value extraction).
+        superseded_retention_days: how long a replaced memory stays for ``as_of``
+            queries and history.
+    """
+
+    max_age_days: int = 90
+    max_age_days_by_type: Mapping[str, int | None] = field(default_factory=dict)
+    importance_below: float = 0.3
+    superseded_retention_days: int = 180
+
+
+@dataclass(frozen=True)
+class ConsolidatePolicy:
+    """What ``memory-pg consolidate`` merges.
+
+    Attributes:
+        memory_types: types whose fragments are merged into summaries.
+        threshold: cosine similarity at or above which two fragments belong together.
+        min_cluster: fewest fragments worth a summary.
+        max_rows_per_type: most current memories of one user and type examined per run.
+    """
+
+    memory_types: tuple[str, ...] = ("dialogue", "todo")
+    threshold: float = 0.80
+    min_cluster: int = 2
+    max_rows_per_type: int = 2000

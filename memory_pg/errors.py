@@ -130,3 +130,18 @@ class EmbeddingModelMismatch(EmbeddingError):
 
 
 __all__ += ["EmbeddingModelMismatch", "QueryTimeout"]
+
+
+class AccessDenied(DatabaseError):
+    """The database role lacks a privilege (SQLSTATE 42501): grant it ``memory_pg_app``."""
+
+
+class TenantViolation(AccessDenied):
+    """Row-level security refused a row of another user than the transaction's tenant.
+
+    The store never writes across tenants; seeing this means a caller's own
+    connection or SQL tried to, and the database stopped it.
+    """
+
+
+__all__ += ["AccessDenied", "TenantViolation"]

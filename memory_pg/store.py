@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.sql import Executable
 
-from memory_pg import queries, schema
+from memory_pg import buffer, queries, schema
 from memory_pg._base import (
     EmbeddingInfo,
     MemoryInput,
@@ -31,9 +31,15 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.config import (
+    StoreSettings,
+    SupersedePolicy,
+    database_url_from_env,
+    default_home,
+)
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
 from memory_pg.errors import SchemaNotReady
+from memory_pg.lifecycle import Judge
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
 
 logger = logging.getLogger(__name__)
@@ -46,9 +52,10 @@ def _engine_options(settings: StoreSettings) -> dict[str, Any]:
         "pool_pre_ping": True,  # a dead connection is replaced, not handed out
         "pool_size": 5,
         "max_overflow": 5,
-        "pool_timeout": 10,
+        "pool_timeout": settings.pool_timeout_s,
         "connect_args": {
-            "connect_timeout": 10,
+            # libpq waits this long for a server that accepts but never answers.
+            "connect_timeout": max(1, int(settings.connect_timeout_s)),
             "options": "-c statement_timeout=" + str(int(settings.statement_timeout_ms)),
             "application_name": "memory-pg",
         },
@@ -152,6 +159,10 @@ class MemoryStore(StoreCore):
         auto_migrate: migrate to the library's head revision on open (default: only
             for the embedded server).
         settings: limits and defaults.
+        supersede: how a new memory replaces or merges with a current one.
+        judge: confirms replacements found by similarity: any ``Callable[[str], str]``,
+            for example an LLM client; with none, only very similar memories of
+            ``supersede.detect_types`` are replaced (and topic keys always).
     """
 
     def __init__(
@@ -166,8 +177,12 @@ class MemoryStore(StoreCore):
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
@@ -301,6 +316,57 @@ class MemoryStore(StoreCore):
         """Erase every memory, buffered turn and history event of a user; returns memories gone."""
         uid = self._scope(user_id)
         return self._run(self._plan_clear(uid), uid)
+
+    # -- dialogue buffer --------------------------------------------------------------
+
+    def append_turn(
+        self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """Buffer one dialogue turn (``user``, ``assistant``, ``system``, ``tool``); returns its id.
+
+        Buffered turns wait in PostgreSQL for :meth:`commit_compaction`, so a crash
+        between a turn and its compaction loses nothing.
+        """
+        uid = self._scope(user_id)
+        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+        return self._run(buffer.plan_append(uid, session, role, content), uid)
+
+    def pending_turns(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Turns not yet compacted, oldest first: dicts with id, session_id, role, content."""
+        uid = self._scope(user_id)
+        session = buffer.check_session_id(session_id, self.settings)
+        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
+        return self._run(plan, uid)
+
+    def commit_compaction(
+        self,
+        turn_ids: Sequence[int],
+        memories: Iterable[Any],
+        *,
+        user_id: str | None = None,
+    ) -> list[str]:
+        """Write the memories compacted from ``turn_ids`` and mark those turns consumed.
+
+        One transaction: if any of the turns was consumed by another worker (or
+        erased) first, nothing is written and ``[]`` comes back, so concurrent
+        compactions never duplicate a memory. Memories are what
+        :meth:`add_memories` takes, or the compactor's ``CompactedMemory``; each
+        records the turns it came from in ``metadata["source_turns"]``.
+        """
+        uid = self._scope(user_id)
+        ids = buffer.check_turn_ids(turn_ids)
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        insert_plan = None
+        if prepared.texts:
+            rows = self._rows(prepared, self.embedder.embed_documents(prepared.texts))
+            insert_plan = self._plan_insert(rows)
+        return self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 
     # -- reads ------------------------------------------------------------------------
 
@@ -454,8 +520,12 @@ class AsyncMemoryStore(StoreCore):
         auto_migrate: bool | None = None,
         settings: StoreSettings | None = None,
         ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
         self._user_id = None if user_id is None else self._scope(user_id)
         self.ef_search = ef_search
         self._args = (url, home, auto_migrate, embedding_model, embedder)
@@ -582,6 +652,45 @@ class AsyncMemoryStore(StoreCore):
         """See :meth:`MemoryStore.clear_user_memory`."""
         uid = self._scope(user_id)
         return await self._run(self._plan_clear(uid), uid)
+
+    async def append_turn(
+        self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """See :meth:`MemoryStore.append_turn`."""
+        uid = self._scope(user_id)
+        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+        return await self._run(buffer.plan_append(uid, session, role, content), uid)
+
+    async def pending_turns(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.pending_turns`."""
+        uid = self._scope(user_id)
+        session = buffer.check_session_id(session_id, self.settings)
+        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
+        return await self._run(plan, uid)
+
+    async def commit_compaction(
+        self,
+        turn_ids: Sequence[int],
+        memories: Iterable[Any],
+        *,
+        user_id: str | None = None,
+    ) -> list[str]:
+        """See :meth:`MemoryStore.commit_compaction`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        ids = buffer.check_turn_ids(turn_ids)
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        insert_plan = None
+        if prepared.texts:
+            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+            insert_plan = self._plan_insert(self._rows(prepared, vectors))
+        return await self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 
     async def search(
         self,

@@ -40,7 +40,7 @@ def test_compose_commands_are_real_subcommands():
     assert "migrate" in known
     jobs = " ".join(compose()["services"]["jobs"]["command"])
     for used in re.findall(r"memory-pg (\w+)", jobs):
-        assert used in known or used in {"forget", "consolidate"}, used
+        assert used in known, used
 
 
 def test_dockerfile_installs_the_cpu_torch_and_the_command():

@@ -1,0 +1,245 @@
+"""CLI commands of the lifecycle: history, forget, consolidate, erase, reembed.
+
+Every flag has an environment fallback (``MEMORY_PG_*``), so a cron line or a
+container job needs no arguments beyond the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from memory_pg.config import ConsolidatePolicy, ForgetPolicy
+
+if TYPE_CHECKING:
+    from memory_pg.cli import CliContext
+
+
+def _env_int(name: str, default: int | None) -> int | None:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+def _env_float(name: str, default: float | None) -> float | None:
+    value = os.environ.get(name)
+    return float(value) if value else default
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the lifecycle commands to the ``memory-pg`` parser."""
+    user_help = "the user (env MEMORY_PG_USER_ID)"
+
+    p = subparsers.add_parser("history", help="lifecycle events of a user or one memory")
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument("--memory", default=None, help="only this memory id")
+    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.set_defaults(handler=cmd_history)
+
+    p = subparsers.add_parser(
+        "forget", help="remove expired, long-superseded and stale memories (cron: daily)"
+    )
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=_env_flag("MEMORY_PG_DRY_RUN"),
+        help="count, delete nothing (env MEMORY_PG_DRY_RUN=1)",
+    )
+    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=_env_int("MEMORY_PG_FORGET_BATCH_SIZE", 1000),
+        help="rows per delete transaction (env MEMORY_PG_FORGET_BATCH_SIZE, default 1000)",
+    )
+    p.add_argument(
+        "--max-runtime",
+        type=float,
+        default=_env_float("MEMORY_PG_FORGET_MAX_RUNTIME", None),
+        help="seconds after which no new batch starts (env MEMORY_PG_FORGET_MAX_RUNTIME)",
+    )
+    p.add_argument(
+        "--pause",
+        type=float,
+        default=_env_float("MEMORY_PG_FORGET_PAUSE", 0.0),
+        help="seconds to sleep between batches on a busy server "
+        "(env MEMORY_PG_FORGET_PAUSE, default 0)",
+    )
+    p.add_argument(
+        "--max-age-days",
+        type=int,
+        default=_env_int("MEMORY_PG_FORGET_MAX_AGE_DAYS", ForgetPolicy.max_age_days),
+        help="age of an unused, unimportant memory that is removed "
+        "(env MEMORY_PG_FORGET_MAX_AGE_DAYS, default 90)",
+    )
+    p.add_argument(
+        "--importance-below",
+        type=float,
+        default=_env_float("MEMORY_PG_FORGET_IMPORTANCE_BELOW", ForgetPolicy.importance_below),
+        help="only memories less important than this are stale "
+        "(env MEMORY_PG_FORGET_IMPORTANCE_BELOW, default 0.3)",
+    )
+    p.add_argument(
+        "--superseded-retention-days",
+        type=int,
+        default=_env_int(
+            "MEMORY_PG_FORGET_SUPERSEDED_DAYS", ForgetPolicy.superseded_retention_days
+        ),
+        help="days a replaced memory is kept (env MEMORY_PG_FORGET_SUPERSEDED_DAYS, default 180)",
+    )
+    p.set_defaults(handler=cmd_forget)
+
+    p = subparsers.add_parser(
+        "consolidate", help="merge near-duplicate fragments into summaries (cron: weekly)"
+    )
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument("--dry-run", action="store_true", default=_env_flag("MEMORY_PG_DRY_RUN"))
+    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=_env_float("MEMORY_PG_CONSOLIDATE_THRESHOLD", ConsolidatePolicy.threshold),
+        help="cosine similarity joining two fragments "
+        "(env MEMORY_PG_CONSOLIDATE_THRESHOLD, default 0.8)",
+    )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        default=_env_flag("MEMORY_PG_CONSOLIDATE_OFFLINE"),
+        help="merge without the LLM even when MEMORY_PG_LLM_* is set "
+        "(env MEMORY_PG_CONSOLIDATE_OFFLINE=1)",
+    )
+    p.set_defaults(handler=cmd_consolidate)
+
+    p = subparsers.add_parser(
+        "erase", help="erase everything of one user for good (memories, buffer, history)"
+    )
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument(
+        "--yes", action="store_true", default=_env_flag("MEMORY_PG_YES"), help="do not ask"
+    )
+    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.set_defaults(handler=cmd_erase)
+
+    p = subparsers.add_parser("reembed", help="re-embed every memory with another model")
+    p.add_argument(
+        "--model",
+        default=os.environ.get("MEMORY_PG_REEMBED_MODEL"),
+        help="target model (env MEMORY_PG_REEMBED_MODEL)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=_env_int("MEMORY_PG_REEMBED_BATCH_SIZE", 256),
+        help="rows per transaction (env MEMORY_PG_REEMBED_BATCH_SIZE, default 256)",
+    )
+    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.set_defaults(handler=cmd_reembed)
+
+
+def _need_user(args: argparse.Namespace) -> str | None:
+    if not args.user:
+        print("memory-pg: --user is required (or MEMORY_PG_USER_ID)", file=sys.stderr)
+        return None
+    return str(args.user)
+
+
+def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg history --user U [--memory ID]``."""
+    user = _need_user(args)
+    if user is None:
+        return 2
+    events = ctx.store(user).history(args.memory, user_id=user)
+    for event in events:
+        event["at"] = event["at"].isoformat()
+    ctx.emit(events, args.json)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg forget``: prints a JSON report; a run that finds the lock taken exits 0."""
+    from memory_pg.lifecycle import forget
+
+    policy = ForgetPolicy(
+        max_age_days=args.max_age_days,
+        importance_below=args.importance_below,
+        superseded_retention_days=args.superseded_retention_days,
+    )
+    store = ctx.store(None)
+    report = forget(
+        store.engine,
+        policy,
+        dry_run=args.dry_run,
+        batch_size=args.batch_size,
+        max_runtime_s=args.max_runtime,
+        user_id=args.user or None,
+        pause_s=args.pause or 0.0,
+    )
+    ctx.emit(report.to_dict(), args.json)
+    return 0
+
+
+def cmd_consolidate(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg consolidate``: summaries by the LLM when configured, else the offline merge."""
+    from memory_pg.config import LLMSettings
+    from memory_pg.consolidation import Summarize, consolidate, llm_summarizer
+
+    summarize: Summarize | None = None
+    llm_settings = None if args.offline or args.dry_run else LLMSettings.from_env()
+    if llm_settings is not None:
+        from memory_pg.llm import OpenAICompatibleLLM
+
+        # A summary is prose: JSON mode would wrap it in an object.
+        summarize = llm_summarizer(
+            OpenAICompatibleLLM(dataclasses.replace(llm_settings, json_mode=False))
+        )
+    store = ctx.store(None)
+    policy = ConsolidatePolicy(threshold=args.threshold)
+    report = consolidate(
+        store, policy, summarize=summarize, user_id=args.user or None, dry_run=args.dry_run
+    )
+    ctx.emit(report.to_dict(), args.json)
+    return 0
+
+
+def cmd_erase(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg erase --user U --yes``: asks for the user id on a terminal without --yes."""
+    user = _need_user(args)
+    if user is None:
+        return 2
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("memory-pg: erase is for good; pass --yes to confirm", file=sys.stderr)
+            return 2
+        answer = input(f"Erase every memory, buffered turn and history of {user!r}? Type the id: ")
+        if answer.strip() != user:
+            print("memory-pg: not confirmed, nothing erased", file=sys.stderr)
+            return 1
+    erased = ctx.store(user).clear_user_memory(user)
+    ctx.emit({"user_id": user, "memories_erased": erased}, args.json)
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg reembed --model NAME``: progress on stderr, report on stdout."""
+    from memory_pg.embedding import get_embedder, resolve_model_name
+    from memory_pg.reembed import reembed, stderr_progress
+
+    if not args.model:
+        print("memory-pg: --model is required (or MEMORY_PG_REEMBED_MODEL)", file=sys.stderr)
+        return 2
+    embedder = get_embedder(resolve_model_name(args.model))
+    store = ctx.store(None)
+    report = reembed(store.engine, embedder, batch_size=args.batch_size, progress=stderr_progress())
+    ctx.emit(report.to_dict(), args.json)
+    return 0
+
+
+__all__ = ["register"]

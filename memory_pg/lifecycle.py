@@ -1,0 +1,506 @@
+"""Lifecycle: supersession on write, expiry (``forget``), and the locks both rely on.
+
+Supersession decides, for each new memory, whether it is new, replaces a current
+memory of the same user and type (same topic key, or similar enough and confirmed
+by a judge when one is configured), or repeats one (merged, nothing stored twice).
+The decision is pure (:func:`decide`); the store runs it inside its insert plan,
+under a per-(user, type) transaction advisory lock, so two concurrent writers on
+one topic leave exactly one current row.
+
+Expiry (:func:`forget`) deletes in small batches, each its own transaction, with
+``FOR UPDATE SKIP LOCKED``; a session advisory lock makes a second concurrent run
+(cron on several hosts) exit at once. An expired memory leaves one ``expired``
+history event without its text, so "why was this forgotten" has an answer;
+erasing (``delete_memory``, ``clear_user_memory``) removes history too.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Insert,
+    TextClause,
+    Update,
+    and_,
+    func,
+    literal,
+    or_,
+    select,
+    text,
+    tuple_,
+    update,
+)
+from sqlalchemy import delete as sa_delete
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from memory_pg.config import ForgetPolicy, SupersedePolicy
+from memory_pg.tables import history, memories
+
+logger = logging.getLogger(__name__)
+
+m = memories
+
+#: Any callable that answers a prompt with text: an LLM client, or a test's function.
+Judge = Callable[[str], str]
+
+Action = Literal["add", "supersede", "merge"]
+
+
+# -- named SQL blocks ---------------------------------------------------------------
+
+
+@cache
+def sql_blocks() -> dict[str, str]:
+    """The named blocks of ``lifecycle.sql`` (``-- name: x`` starts block ``x``)."""
+    source = resources.files("memory_pg").joinpath("lifecycle.sql").read_text("utf-8")
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in source.splitlines():
+        found = re.match(r"--\s*name:\s*(\w+)", line)
+        if found:
+            current = blocks.setdefault(found.group(1), [])
+        elif current is not None and not line.lstrip().startswith("--"):
+            current.append(line)
+    return {name: "\n".join(lines).strip() for name, lines in blocks.items()}
+
+
+# -- locks --------------------------------------------------------------------------
+
+
+def write_lock_key(user_id: str, memory_type: str) -> str:
+    """The advisory-lock key serialising writes of one user and memory type.
+
+    The key is (user, type) rather than (user, type, topic): a memory with no topic
+    key can replace one that has a key (detected by similarity), so two writers of
+    one type must see each other's rows whatever their topics.
+    """
+    return "memory_pg:write:" + user_id + "\x1f" + memory_type
+
+
+def xact_lock(key: str) -> TextClause:
+    """Wait for the transaction-level advisory lock of ``key`` (released at commit)."""
+    return text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))").bindparams(key=key)
+
+
+def try_session_lock(key: str) -> TextClause:
+    """Try the session-level advisory lock of ``key``; returns ``locked``."""
+    return text("SELECT pg_try_advisory_lock(hashtextextended(:key, 0)) AS locked").bindparams(
+        key=key
+    )
+
+
+def session_unlock(key: str) -> TextClause:
+    """Release the session-level advisory lock of ``key``."""
+    return text("SELECT pg_advisory_unlock(hashtextextended(:key, 0))").bindparams(key=key)
+
+
+# -- supersession: the pure decision --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A current memory a new one may replace or repeat."""
+
+    id: uuid.UUID
+    topic: str | None
+    text: str
+    content_hash: str
+    similarity: float
+    same_topic: bool
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one new memory.
+
+    Attributes:
+        action: ``add`` (store it), ``supersede`` (store it, mark ``targets`` as
+            replaced by it) or ``merge`` (store nothing: it repeats ``targets[0]``).
+        targets: the current memories concerned.
+        reason: ``new``, ``topic``, ``similar``, ``judge``, ``duplicate`` or ``near_duplicate``.
+        similarity: cosine similarity to the first target.
+        topic: the topic key the new memory should carry (inherited when detected).
+    """
+
+    action: Action
+    targets: tuple[uuid.UUID, ...] = ()
+    reason: str = "new"
+    similarity: float | None = None
+    topic: str | None = None
+
+
+JUDGE_PROMPT = (
+    "You maintain an agent's long-term memory. Compare two memories of the same user.\n"
+    "EXISTING: {old}\nNEW: {new}\n"
+    "Answer with exactly one word:\n"
+    "CONTRADICTS - the new memory updates or replaces the existing one (it is no longer true);\n"
+    "SAME - both state the same fact;\n"
+    "DIFFERENT - both can be true at once.\n"
+)
+
+
+def ask_judge(judge: Judge, old: str, new: str) -> Action:
+    """Ask ``judge`` whether ``new`` replaces, repeats or sits beside ``old``.
+
+    Any answer other than a clear CONTRADICTS or SAME (or an exception) keeps both:
+    losing a fact is worse than keeping one too many.
+    """
+    try:
+        answer = judge(JUDGE_PROMPT.format(old=old, new=new))
+    except Exception as exc:  # a judge is user code or a network call: never fail the write
+        logger.warning("supersession judge failed (%s): keeping both memories", type(exc).__name__)
+        return "add"
+    word = re.search(r"[A-Za-z]+", str(answer).upper())
+    verdict = word.group(0) if word else ""
+    if verdict.startswith("CONTRADICT"):
+        return "supersede"
+    if verdict == "SAME":
+        return "merge"
+    return "add"
+
+
+def decide(
+    *,
+    memory_type: str,
+    topic: str | None,
+    content_hash: str,
+    new_text: str,
+    candidates: Sequence[Candidate],
+    policy: SupersedePolicy,
+    judge: Judge | None = None,
+) -> Decision:
+    """Decide whether a new memory is added, replaces current ones, or repeats one.
+
+    Rules, first match wins: the same text → merge (``duplicate``); similarity at or
+    above ``merge_threshold`` → merge (``near_duplicate``); the same topic key →
+    supersede (``topic``); for ``detect_types``, the nearest memory, if similar
+    enough, is confirmed by ``judge`` (CONTRADICTS → supersede, SAME → merge), or,
+    with no judge, replaced from ``detect_threshold`` on (``similar``).
+    """
+    if not policy.enabled or not candidates:
+        return Decision("add", topic=topic)
+    for cand in candidates:
+        if cand.content_hash == content_hash:
+            return Decision("merge", (cand.id,), "duplicate", cand.similarity, topic)
+    nearest = max(candidates, key=lambda c: c.similarity)
+    if nearest.similarity >= policy.merge_threshold:
+        return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
+    same_topic = tuple(dict.fromkeys(c.id for c in candidates if c.same_topic))
+    if same_topic:
+        return Decision("supersede", same_topic, "topic", None, topic)
+    if memory_type not in policy.detect_types:
+        return Decision("add", topic=topic)
+    inherit = topic if topic is not None else nearest.topic
+    if judge is not None:
+        if nearest.similarity < policy.judge_threshold:
+            return Decision("add", topic=topic)
+        verdict = ask_judge(judge, nearest.text, new_text)
+        if verdict == "add":
+            return Decision("add", topic=topic)
+        return Decision(verdict, (nearest.id,), "judge", nearest.similarity, inherit)
+    if nearest.similarity >= policy.detect_threshold:
+        return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
+    return Decision("add", topic=topic)
+
+
+def vector_literal(vector: np.ndarray[Any, Any]) -> str:
+    """A vector as pgvector's text form, for the array parameter of ``insert_candidates``."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def candidates_statement(
+    user_id: str,
+    vectors: Sequence[np.ndarray[Any, Any]],
+    memory_types: Sequence[str],
+    topics: Sequence[str | None],
+    k: int,
+) -> TextClause:
+    """Current memories near each new one (and those sharing its topic), in one statement."""
+    return text(sql_blocks()["insert_candidates"]).bindparams(
+        idx=list(range(len(vectors))),
+        vecs=[vector_literal(v) for v in vectors],
+        types=list(memory_types),
+        topics=list(topics),
+        user_id=user_id,
+        k=k,
+    )
+
+
+def mark_superseded(user_id: str, targets: Sequence[uuid.UUID], by: uuid.UUID) -> Update:
+    """Mark current memories as replaced by ``by``; returns the ids actually marked."""
+    return (
+        update(m)
+        .where(m.c.user_id == user_id, m.c.id.in_(list(targets)), m.c.superseded_at.is_(None))
+        .values(superseded_at=func.now(), superseded_by=by)
+        .returning(m.c.id)
+    )
+
+
+def refresh_merged(user_id: str, memory_id: uuid.UUID, importance: float) -> Update:
+    """A repeated memory: refresh ``updated_at`` and keep the higher importance."""
+    return (
+        update(m)
+        .where(m.c.user_id == user_id, m.c.id == memory_id)
+        .values(updated_at=func.now(), importance=func.greatest(m.c.importance, importance))
+        .returning(m.c.id)
+    )
+
+
+def history_events(user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]) -> Insert:
+    """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text."""
+    return pg_insert(history).values(
+        [
+            {"user_id": user_id, "memory_id": mid, "event": event, "detail": detail}
+            for mid, event, detail in events
+        ]
+    )
+
+
+# -- expiry ---------------------------------------------------------------------------
+
+#: Reasons a memory is forgotten, in the order they are applied (each excludes the earlier).
+FORGET_REASONS = ("expired", "superseded", "stale")
+
+#: The session advisory lock that one ``forget`` run holds.
+FORGET_LOCK = "memory_pg:job:forget"
+
+
+@dataclass
+class ForgetReport:
+    """What one ``forget`` run did (or, dry, would do).
+
+    Attributes:
+        run_id: this run's id, also in each ``expired`` history event.
+        dry_run: nothing was deleted; counts are what would be.
+        skipped: another run held the lock; this one did nothing.
+        deleted: memories removed (or removable, dry).
+        by_reason: counts per reason (``expired``, ``superseded``, ``stale``).
+        by_type: counts per memory type.
+        batches: delete transactions run.
+        complete: False when ``max_runtime_s`` stopped the run early.
+        duration_s: wall-clock seconds.
+    """
+
+    run_id: str
+    dry_run: bool
+    skipped: bool = False
+    deleted: int = 0
+    by_reason: dict[str, int] = field(default_factory=dict)
+    by_type: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    complete: bool = True
+    duration_s: float = 0.0
+    user_id: str | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict."""
+        return asdict(self)
+
+    def _count(self, reason: str, memory_type: str, n: int) -> None:
+        self.deleted += n
+        self.by_reason[reason] = self.by_reason.get(reason, 0) + n
+        self.by_type[memory_type] = self.by_type.get(memory_type, 0) + n
+
+
+def _not_expired(now: ColumnElement[Any]) -> ColumnElement[bool]:
+    return or_(m.c.expires_at.is_(None), m.c.expires_at > now)
+
+
+def forget_condition(reason: str, policy: ForgetPolicy) -> ColumnElement[bool]:
+    """The rows ``reason`` removes; the three reasons never overlap."""
+    now = func.now()
+    if reason == "expired":
+        return and_(m.c.expires_at.is_not(None), m.c.expires_at <= now)
+    if reason == "superseded":
+        cutoff = now - timedelta(days=policy.superseded_retention_days)
+        return and_(m.c.superseded_at.is_not(None), m.c.superseded_at < cutoff, _not_expired(now))
+    if reason != "stale":
+        raise ValueError(reason)
+    by_age: list[ColumnElement[bool]] = []
+    listed = list(policy.max_age_days_by_type)
+    for memory_type, days in policy.max_age_days_by_type.items():
+        if days is not None:
+            by_age.append(
+                and_(m.c.memory_type == memory_type, m.c.created_at < now - timedelta(days=days))
+            )
+    by_age.append(
+        and_(
+            m.c.memory_type.not_in(listed) if listed else literal(True),
+            m.c.created_at < now - timedelta(days=policy.max_age_days),
+        )
+    )
+    return and_(
+        m.c.superseded_at.is_(None),
+        _not_expired(now),
+        m.c.access_count == 0,
+        m.c.importance < policy.importance_below,
+        or_(*by_age),
+    )
+
+
+def forget_batch(
+    reason: str, policy: ForgetPolicy, batch_size: int, run_id: str, user_id: str | None
+) -> Insert:
+    """Delete up to ``batch_size`` rows of ``reason`` and log an ``expired`` event for each.
+
+    Rows another transaction holds are skipped (``SKIP LOCKED``), so the batch never
+    waits on a writer. Returns one row per deleted memory with its type.
+    """
+    conds = [forget_condition(reason, policy)]
+    if user_id is not None:
+        conds.insert(0, m.c.user_id == user_id)
+    victims = (
+        select(m.c.user_id, m.c.id)
+        .where(*conds)
+        .limit(batch_size)
+        .with_for_update(skip_locked=True)
+        .cte("victims")
+    )
+    gone = (
+        sa_delete(m)
+        .where(tuple_(m.c.user_id, m.c.id).in_(select(victims.c.user_id, victims.c.id)))
+        .returning(m.c.user_id, m.c.id, m.c.memory_type)
+        .cte("gone")
+    )
+    detail = func.jsonb_build_object(
+        "reason", reason, "memory_type", gone.c.memory_type, "job_run", run_id
+    )
+    return (
+        pg_insert(history)
+        .from_select(
+            ["user_id", "memory_id", "event", "detail"],
+            select(gone.c.user_id, gone.c.id, literal("expired"), detail),
+        )
+        .returning(history.c.detail["memory_type"].astext.label("memory_type"))
+    )
+
+
+def forget_counts(reason: str, policy: ForgetPolicy, user_id: str | None) -> Any:
+    """How many rows ``reason`` would remove, per type (the dry run)."""
+    stmt = select(m.c.memory_type, func.count().label("n")).where(forget_condition(reason, policy))
+    if user_id is not None:
+        stmt = stmt.where(m.c.user_id == user_id)
+    return stmt.group_by(m.c.memory_type)
+
+
+def forget(
+    engine: Engine,
+    policy: ForgetPolicy | None = None,
+    *,
+    dry_run: bool = False,
+    batch_size: int = 1000,
+    max_runtime_s: float | None = None,
+    user_id: str | None = None,
+    pause_s: float = 0.0,
+) -> ForgetReport:
+    """Remove expired, long-superseded and stale memories in small batches.
+
+    Safe to start from cron on several hosts at once: a run that cannot take the
+    session advisory lock returns at once with ``skipped=True``. Each batch is
+    its own short transaction; running it again removes nothing more (idempotent).
+
+    Args:
+        engine: the database (its role must see every user's rows).
+        policy: what counts as forgettable (default :class:`ForgetPolicy`).
+        dry_run: count what would go, delete nothing.
+        batch_size: rows per delete transaction.
+        max_runtime_s: start no new batch after this many seconds (``complete=False``).
+        user_id: only this user's memories.
+        pause_s: sleep between batches, leaving the CPU and I/O to searches on a
+            busy server (the run takes longer, searches slow down less).
+    """
+    policy = policy or ForgetPolicy()
+    if batch_size < 1:
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument("batch_size must be at least 1")
+    report = ForgetReport(run_id=str(uuid.uuid4()), dry_run=dry_run, user_id=user_id)
+    started = time.monotonic()
+    with engine.connect() as conn:
+        locked = bool(conn.execute(try_session_lock(FORGET_LOCK)).scalar())
+        conn.commit()
+        if not locked:
+            report.skipped = True
+            report.message = "another forget run holds the lock; nothing done"
+            logger.info("forget: another run holds the lock, exiting")
+            return _finish(report, started)
+        try:
+            if dry_run:
+                for reason in FORGET_REASONS:
+                    with conn.begin():
+                        for row in conn.execute(forget_counts(reason, policy, user_id)):
+                            report._count(reason, row.memory_type, int(row.n))
+            else:
+                _forget_batches(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
+        finally:
+            conn.execute(session_unlock(FORGET_LOCK))
+            conn.commit()
+    logger.info("forget: %d memories removed in %d batches", report.deleted, report.batches)
+    return _finish(report, started)
+
+
+def _forget_batches(
+    conn: Connection,
+    policy: ForgetPolicy,
+    report: ForgetReport,
+    batch_size: int,
+    max_runtime_s: float | None,
+    started: float,
+    pause_s: float,
+) -> None:
+    for reason in FORGET_REASONS:
+        while True:
+            if max_runtime_s is not None and time.monotonic() - started >= max_runtime_s:
+                report.complete = False
+                report.message = "stopped at --max-runtime; run again to continue"
+                return
+            with conn.begin():
+                rows = conn.execute(
+                    forget_batch(reason, policy, batch_size, report.run_id, report.user_id)
+                ).all()
+            report.batches += 1
+            for row in rows:
+                report._count(reason, row.memory_type, 1)
+            if len(rows) < batch_size:
+                break
+            if pause_s > 0:
+                time.sleep(pause_s)
+
+
+def _finish(report: ForgetReport, started: float) -> ForgetReport:
+    report.duration_s = round(time.monotonic() - started, 3)
+    return report
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware (UTC)."""
+    return datetime.now(timezone.utc)
+
+
+__all__ = [
+    "FORGET_REASONS",
+    "Candidate",
+    "Decision",
+    "ForgetReport",
+    "Judge",
+    "ask_judge",
+    "decide",
+    "forget",
+    "history_events",
+    "write_lock_key",
+]

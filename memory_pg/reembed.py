@@ -1,0 +1,242 @@
+"""Re-embedding: every memory's vector made again by another (or the same) model.
+
+How it stays safe and resumable: the command adds a transient column
+``embedding_next vector(N)`` (not a migration: it exists only while a run is in
+progress, and is recorded in the settings row ``reembed``), fills it in batches,
+each its own transaction, while the old column keeps serving searches. Rows with
+``embedding_next IS NULL`` are pending, so an interrupted run continues where it
+stopped. When none is left, one short transaction under an exclusive table lock
+drops the old column (and with it the HNSW index), renames the new one, records
+the model and dimension in the ``embedding`` settings row; the HNSW index is then
+rebuilt with ``CREATE INDEX CONCURRENTLY`` so searches are never blocked by it.
+After the swap, the table equals what the migrations declare, column order aside.
+
+Writers still using the old model keep working during the run (their new rows are
+picked up by the next batch), and fail after the swap with a dimension or model
+mismatch: restart them with the new model.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Delete, Engine, delete, text
+
+from memory_pg import queries
+from memory_pg.embedding import Embedder
+from memory_pg.errors import InvalidArgument
+from memory_pg.lifecycle import sql_blocks, vector_literal
+from memory_pg.tables import settings
+
+logger = logging.getLogger(__name__)
+
+#: Settings row naming the model a run in progress re-embeds to.
+REEMBED_SETTING = "reembed"
+EMBEDDING_SETTING = "embedding"
+
+#: Called after each batch with (done, total).
+Progress = Callable[[int, int], None]
+
+_SWAP_TRIES = 5
+
+
+def _sql(name: str, **params: Any) -> Any:
+    stmt = text(sql_blocks()[name])
+    return stmt.bindparams(**params) if params else stmt
+
+
+@dataclass
+class ReembedReport:
+    """What one ``reembed`` run did.
+
+    Attributes:
+        model: the model vectors now come from.
+        dimension: its vector length.
+        previous_model: the model recorded before.
+        previous_dimension: its vector length.
+        reembedded: rows embedded by this run (a resumed run counts only its own).
+        resumed: an interrupted run to the same model was continued.
+        batches: update transactions run.
+        duration_s: wall-clock seconds.
+    """
+
+    model: str
+    dimension: int
+    previous_model: str | None
+    previous_dimension: int | None
+    reembedded: int = 0
+    resumed: bool = False
+    batches: int = 0
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict."""
+        return asdict(self)
+
+
+def stderr_progress() -> Progress:
+    """A progress bar on stderr: tqdm when installed, else a plain line per batch."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+
+        def plain(done: int, total: int) -> None:
+            print(f"reembed: {done}/{total} rows", file=sys.stderr, flush=True)
+
+        return plain
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="row", desc="reembed", file=sys.stderr)
+        bar.total = max(total, done)
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def reembed(
+    engine: Engine,
+    embedder: Embedder,
+    *,
+    batch_size: int = 256,
+    progress: Progress | None = None,
+) -> ReembedReport:
+    """Re-embed every memory with ``embedder`` and switch the database to its model.
+
+    Args:
+        engine: the database (the role must be allowed to alter the table).
+        embedder: the target model; may be the recorded one (vectors made again).
+        batch_size: rows embedded and written per transaction.
+        progress: called with (done, total) after each batch.
+    """
+    if batch_size < 1:
+        raise InvalidArgument("batch_size must be at least 1")
+    started = time.monotonic()
+    model, dimension = str(embedder.model_name), int(embedder.dimension)
+    target: dict[str, Any] = {"model": model, "dimension": dimension}
+    with engine.connect() as conn:
+        with conn.begin():
+            recorded = _setting(conn, EMBEDDING_SETTING)
+            running = _setting(conn, REEMBED_SETTING)
+            present = bool(conn.execute(_sql("reembed_column_exists")).scalar())
+        report = ReembedReport(
+            model=model,
+            dimension=dimension,
+            previous_model=recorded.get("model") if recorded else None,
+            previous_dimension=recorded.get("dimension") if recorded else None,
+        )
+        report.resumed = present and running == target
+        if not report.resumed:
+            with conn.begin():
+                conn.execute(_sql("reembed_drop_column"))
+                conn.execute(
+                    text("SELECT set_config('memory_pg.embedding_dim', :d, true)").bindparams(
+                        d=str(target["dimension"])
+                    )
+                )
+                conn.execute(_sql("reembed_add_column"))
+                conn.execute(queries.write_setting(REEMBED_SETTING, target))
+        for _ in range(_SWAP_TRIES):
+            _fill(conn, embedder, batch_size, progress, report)
+            if _swap(conn, target):
+                break
+        else:  # pragma: no cover - writers outpacing the swap five times in a row
+            logger.warning("reembed: rows kept arriving; run the command again to finish")
+            report.duration_s = round(time.monotonic() - started, 3)
+            return report
+    _ensure_index(engine)
+    report.duration_s = round(time.monotonic() - started, 3)
+    logger.info("reembed: %d rows re-embedded with %s", report.reembedded, report.model)
+    return report
+
+
+def _setting(conn: Connection, key: str) -> dict[str, Any] | None:
+    row = conn.execute(queries.read_setting(key)).first()
+    return dict(row[0]) if row else None
+
+
+def _fill(
+    conn: Connection,
+    embedder: Embedder,
+    batch_size: int,
+    progress: Progress | None,
+    report: ReembedReport,
+) -> None:
+    with conn.begin():
+        pending = int(conn.execute(_sql("reembed_pending")).scalar() or 0)
+    total = report.reembedded + pending
+    if progress is not None:
+        progress(report.reembedded, total)
+    # user_id is never empty (a check constraint), so this key sorts before every row.
+    after: tuple[str, str] = ("", "00000000-0000-0000-0000-000000000000")
+    while True:
+        with conn.begin():
+            rows = conn.execute(
+                _sql("reembed_next_batch", n=batch_size, after_user=after[0], after_id=after[1])
+            ).all()
+        if not rows:
+            return
+        after = (rows[-1].user_id, str(rows[-1].id))
+        vectors = embedder.embed_documents([r.text for r in rows])
+        with conn.begin():
+            conn.execute(
+                _sql(
+                    "reembed_write_batch",
+                    uids=[r.user_id for r in rows],
+                    ids=[str(r.id) for r in rows],
+                    vecs=[vector_literal(v) for v in vectors],
+                )
+            )
+        report.reembedded += len(rows)
+        report.batches += 1
+        if progress is not None:
+            progress(report.reembedded, max(total, report.reembedded))
+
+
+def _swap(conn: Connection, target: dict[str, Any]) -> bool:
+    """Swap the columns in one transaction; False when rows arrived meanwhile."""
+    with conn.begin():
+        # The swap rewrites nothing but may scan the table (NOT NULL, model names).
+        conn.execute(text("SET LOCAL statement_timeout = 0"))
+        conn.execute(_sql("reembed_lock_table"))
+        if int(conn.execute(_sql("reembed_pending")).scalar() or 0):
+            return False
+        conn.execute(_sql("reembed_swap_drop"))
+        conn.execute(_sql("reembed_swap_rename"))
+        conn.execute(_sql("reembed_swap_not_null"))
+        conn.execute(_sql("reembed_swap_model", model=target["model"]))
+        conn.execute(queries.write_setting(EMBEDDING_SETTING, target))
+        conn.execute(_delete_setting(REEMBED_SETTING))
+    return True
+
+
+def _ensure_index(engine: Engine) -> None:
+    """(Re)build the HNSW index without blocking searches; repairs a failed build."""
+    with engine.connect() as raw:
+        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        # Building an index over many rows takes longer than any query should.
+        conn.execute(text("SET statement_timeout = 0"))
+        try:
+            state = conn.execute(_sql("hnsw_index_state")).first()
+            if state is not None and not state.valid:
+                conn.execute(_sql("hnsw_index_drop"))
+            conn.execute(_sql("hnsw_index_create"))
+        finally:
+            conn.execute(text("RESET statement_timeout"))
+
+
+def _delete_setting(key: str) -> Delete:
+    return delete(settings).where(settings.c.key == key)
+
+
+__all__ = ["ReembedReport", "reembed", "stderr_progress"]

@@ -1,0 +1,432 @@
+"""MemoryWrapper: any agent with ``chat(text)`` recalls before each turn and remembers after it.
+
+The wrapper composes the layers: it asks retrieval for what the user's memories
+say about the new input, builds a prompt with those memories and the recent
+turns, calls the agent, and buffers both turns in PostgreSQL. When enough turns
+wait, it compacts them into memories and commits them in one transaction with
+the turns' consumption, so a process killed at any point loses no turn and
+writes no memory twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import logging
+import threading
+import uuid
+from collections.abc import Awaitable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Protocol
+
+from memory_pg.errors import InvalidArgument
+
+logger = logging.getLogger(__name__)
+
+#: Turns compacted in one commit at most: a backlog is worked off in several commits.
+MAX_TURNS_PER_COMMIT = 200
+
+#: The headers of the prompt's sections, in Chinese and English like the users.
+MEMORY_HEADER = "【相关记忆 Relevant memories】"
+RECENT_HEADER = "【最近对话 Recent conversation】"
+INPUT_HEADER = "【当前输入 Current input】"
+
+
+class Agent(Protocol):
+    """Any agent: a prompt in, a reply out."""
+
+    def chat(self, prompt: str) -> str: ...
+
+
+class AsyncAgent(Protocol):
+    """An agent whose ``chat`` is a coroutine."""
+
+    def chat(self, prompt: str) -> Awaitable[str]: ...
+
+
+class Compactor(Protocol):
+    """What compacts buffered turns (``memory_pg.compaction.MemoryCompactor`` qualifies)."""
+
+    def compact_to_memories(self, texts: Sequence[Mapping[str, str]]) -> Sequence[Any]: ...
+
+
+def format_memories(results: Sequence[Mapping[str, Any]]) -> str:
+    """Search results as prompt lines: ``- [key_decision] 使用 PostgreSQL 作为数据库``."""
+    return "\n".join(f"- [{r.get('memory_type', 'memory')}] {r['text']}" for r in results)
+
+
+def build_prompt(context: str, recent: Sequence[Mapping[str, str]], user_input: str) -> str:
+    """The enhanced prompt: relevant memories, the recent turns, then the new input.
+
+    Example:
+        >>> print(build_prompt("- [key_decision] Use PostgreSQL", [], "数据库选型？"))
+        【相关记忆 Relevant memories】
+        - [key_decision] Use PostgreSQL
+        <BLANKLINE>
+        【当前输入 Current input】
+        user: 数据库选型？
+    """
+    parts = []
+    if context.strip():
+        parts.append(f"{MEMORY_HEADER}\n{context.strip()}")
+    if recent:
+        lines = "\n".join(f"{t['role']}: {t['content']}" for t in recent)
+        parts.append(f"{RECENT_HEADER}\n{lines}")
+    parts.append(f"{INPUT_HEADER}\nuser: {user_input}")
+    return "\n\n".join(parts)
+
+
+def _check_count(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidArgument(f"{name} must be an int of at least {minimum}, got {value!r}")
+    return value
+
+
+def _as_turns(pending: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    return [{"role": str(t["role"]), "content": str(t["content"])} for t in pending]
+
+
+def compact_pending(
+    store: Any, compactor: Compactor, *, user_id: str, threshold: int = 1, force: bool = False
+) -> list[str]:
+    """Compact a user's pending turns while ``threshold`` wait (any, with ``force``).
+
+    Reads the buffer, runs the compactor, and commits the memories with the
+    turns' consumption in one transaction (``store.commit_compaction``). A
+    process killed before the commit leaves the turns pending for the next
+    call; a commit that lost a race to another process writes nothing. Returns
+    the ids of the memories written.
+    """
+    written: list[str] = []
+    while True:
+        pending = store.pending_turns(user_id=user_id, limit=max(threshold, MAX_TURNS_PER_COMMIT))
+        if not pending or (len(pending) < threshold and not force):
+            return written
+        memories = compactor.compact_to_memories(_as_turns(pending))
+        ids = [t["id"] for t in pending]
+        written += store.commit_compaction(ids, memories, user_id=user_id)
+        logger.debug("compacted %d turns; %d memories written", len(ids), len(written))
+
+
+class _WrapperBase:
+    """Settings and prompt state shared by the sync and async wrappers."""
+
+    def __init__(
+        self,
+        agent: Any,
+        store: Any,
+        retriever: Any,
+        compactor: Any,
+        user_id: str | None,
+        session_id: str | None,
+        recent_window: int,
+        compact_threshold: int,
+        background: bool,
+        top_k: int,
+    ) -> None:
+        if not callable(getattr(agent, "chat", None)):
+            raise InvalidArgument("the agent needs a chat(text) method")
+        self.agent = agent
+        self.store = store
+        self.retriever = retriever
+        if compactor is None:
+            from memory_pg.compaction import AsyncMemoryCompactor, MemoryCompactor
+
+            compactor = AsyncMemoryCompactor() if self._is_async else MemoryCompactor()
+        self.compactor = compactor
+        # The store's own rule: the given user, else the one bound on the store.
+        self.user_id: str = store._scope(user_id)
+        # A fresh id per conversation unless the caller resumes one.
+        self.session_id: str = session_id or uuid.uuid4().hex
+        self.recent_window = _check_count(recent_window, "recent_window", 0)
+        self.compact_threshold = _check_count(compact_threshold, "compact_threshold", 1)
+        self.top_k = _check_count(top_k, "top_k", 1)
+        self.background = bool(background)
+        self._recent: collections.deque[dict[str, str]] = collections.deque(
+            maxlen=self.recent_window or None
+        )
+        self._resumed = session_id is None  # a new session has nothing to reload
+
+    _is_async = False
+
+    def _remember_turn(self, role: str, content: str) -> None:
+        if self.recent_window:
+            self._recent.append({"role": role, "content": content})
+
+    def _reload(self, pending: Sequence[Mapping[str, Any]]) -> None:
+        """Seed the recent window from a resumed session's turns still in the buffer."""
+        for turn in list(pending)[-self.recent_window :] if self.recent_window else []:
+            self._remember_turn(str(turn["role"]), str(turn["content"]))
+        self._resumed = True
+
+    def _prompt(self, context: str, user_input: str) -> str:
+        return build_prompt(context, list(self._recent), user_input)
+
+
+class MemoryWrapper(_WrapperBase):
+    """Wraps any agent with ``chat(text) -> str`` so it remembers across sessions.
+
+    Each :meth:`chat` buffers the user's turn in PostgreSQL *before* the agent
+    runs, recalls the user's relevant memories, sends the agent a prompt with
+    them and the last ``recent_window`` turns, and buffers the reply. When
+    ``compact_threshold`` turns are pending, they are compacted into memories and
+    committed in one transaction (inline, or with ``background=True`` on a worker
+    thread so the reply is not delayed; :meth:`flush` waits for it).
+
+    Example::
+
+        store = MemoryStore(user_id="alice")
+        bot = MemoryWrapper(my_agent, store)
+        bot.chat("我们决定用 PostgreSQL 作为数据库")
+        ...
+        MemoryWrapper(my_agent, MemoryStore(user_id="alice")).chat("数据库选型？")
+
+    Not for an agent that already keeps its own memory (such as Hermes Agent):
+    install the Hermes provider instead (``memory-pg hermes install``).
+
+    Args:
+        agent: any object with ``chat(str) -> str``.
+        store: a :class:`~memory_pg.store.MemoryStore` (not closed by the wrapper).
+        retriever: anything with ``retrieve_context(text, user_id=...) -> str``; by
+            default the store's own search, formatted one memory per line.
+        compactor: anything with ``compact_to_memories(turns)``; by default the
+            offline :class:`~memory_pg.compaction.MemoryCompactor`.
+        user_id: the user (default: the store's bound user).
+        session_id: resume this conversation: its buffered turns refill the
+            recent window. Default: a new session.
+        recent_window: turns of the conversation quoted in each prompt.
+        compact_threshold: pending turns that trigger a compaction.
+        background: compact on a worker thread instead of before ``chat`` returns.
+        top_k: memories recalled per turn.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        store: Any,
+        retriever: Any = None,
+        compactor: Compactor | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        recent_window: int = 6,
+        compact_threshold: int = 20,
+        background: bool = False,
+        top_k: int = 5,
+    ) -> None:
+        super().__init__(
+            agent,
+            store,
+            retriever,
+            compactor,
+            user_id,
+            session_id,
+            recent_window,
+            compact_threshold,
+            background,
+            top_k,
+        )
+        self._lock = threading.Lock()  # one compaction at a time in this process
+        self._executor: ThreadPoolExecutor | None = None
+        self._future: Future[list[str]] | None = None
+        self._error: BaseException | None = None
+
+    def chat(self, user_input: str) -> str:
+        """Answer ``user_input`` with the user's memories in the prompt; returns the reply."""
+        if not self._resumed:
+            self._reload(self.store.pending_turns(user_id=self.user_id, session_id=self.session_id))
+        # Durable before the agent runs: a crash in the agent loses no user turn.
+        self.store.append_turn("user", user_input, user_id=self.user_id, session_id=self.session_id)
+        prompt = self._prompt(self.recall(user_input), user_input)
+        reply = self.agent.chat(prompt)
+        if not isinstance(reply, str):
+            raise InvalidArgument(f"the agent's chat() returned {type(reply).__name__}, not str")
+        self.store.append_turn("assistant", reply, user_id=self.user_id, session_id=self.session_id)
+        self._remember_turn("user", user_input)
+        self._remember_turn("assistant", reply)
+        if self.background:
+            self._submit()
+        else:
+            self.compact()
+        return reply
+
+    def recall(self, text: str) -> str:
+        """The memory block for ``text``: the retriever's, or the store's search formatted."""
+        if self.retriever is not None:
+            return str(self.retriever.retrieve_context(text, user_id=self.user_id))
+        return format_memories(self.store.search(text, top_k=self.top_k, user_id=self.user_id))
+
+    def compact(self, *, force: bool = False) -> list[str]:
+        """Compact pending turns if ``compact_threshold`` wait (any, with ``force``).
+
+        Returns the ids of the memories written. Safe to call from several
+        processes: a turn is consumed by exactly one commit.
+        """
+        with self._lock:
+            return compact_pending(
+                self.store,
+                self.compactor,
+                user_id=self.user_id,
+                threshold=self.compact_threshold,
+                force=force,
+            )
+
+    def _submit(self) -> None:
+        if self._future is not None and not self._future.done():
+            return  # the running compaction re-reads the buffer; the next turn checks again
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-pg")
+        self._future = self._executor.submit(self.compact)
+        self._future.add_done_callback(self._record_error)
+
+    def _record_error(self, future: Future[list[str]]) -> None:
+        exc = future.exception()
+        if exc is not None:
+            # The turns stay in the buffer; the next compaction retries them.
+            logger.warning("background compaction failed: %s", type(exc).__name__)
+            self._error = exc
+
+    def flush(self) -> None:
+        """Wait for a background compaction; re-raise its error if it failed."""
+        future = self._future
+        if future is not None:
+            future.exception()  # waits
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        """Wait for background work and stop the worker thread (the store stays open)."""
+        try:
+            self.flush()
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+
+    def __enter__(self) -> MemoryWrapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: The seed article's name for the wrapper.
+HermesMemoryWrapper = MemoryWrapper
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class AsyncMemoryWrapper(_WrapperBase):
+    """The asyncio twin of :class:`MemoryWrapper`, for an agent with ``async def chat``.
+
+    Takes an :class:`~memory_pg.store.AsyncMemoryStore`; the retriever and the
+    compactor may be sync or async (a sync compactor runs in a worker thread).
+    With ``background=True`` compaction runs as a task; :meth:`flush` awaits it.
+    """
+
+    _is_async = True
+
+    def __init__(
+        self,
+        agent: AsyncAgent,
+        store: Any,
+        retriever: Any = None,
+        compactor: Any = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        recent_window: int = 6,
+        compact_threshold: int = 20,
+        background: bool = False,
+        top_k: int = 5,
+    ) -> None:
+        super().__init__(
+            agent,
+            store,
+            retriever,
+            compactor,
+            user_id,
+            session_id,
+            recent_window,
+            compact_threshold,
+            background,
+            top_k,
+        )
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[list[str]] | None = None
+
+    async def chat(self, user_input: str) -> str:
+        """See :meth:`MemoryWrapper.chat`."""
+        uid, sid = self.user_id, self.session_id
+        if not self._resumed:
+            self._reload(await self.store.pending_turns(user_id=uid, session_id=sid))
+        await self.store.append_turn("user", user_input, user_id=uid, session_id=sid)
+        prompt = self._prompt(await self.recall(user_input), user_input)
+        reply = await self.agent.chat(prompt)
+        if not isinstance(reply, str):
+            raise InvalidArgument(f"the agent's chat() returned {type(reply).__name__}, not str")
+        await self.store.append_turn("assistant", reply, user_id=uid, session_id=sid)
+        self._remember_turn("user", user_input)
+        self._remember_turn("assistant", reply)
+        if self.background:
+            if self._task is None or self._task.done():
+                self._task = asyncio.create_task(self.compact())
+        else:
+            await self.compact()
+        return reply
+
+    async def recall(self, text: str) -> str:
+        """See :meth:`MemoryWrapper.recall`."""
+        if self.retriever is not None:
+            found = self.retriever.retrieve_context(text, user_id=self.user_id)
+            return str(await _maybe_await(found))
+        results = await self.store.search(text, top_k=self.top_k, user_id=self.user_id)
+        return format_memories(results)
+
+    async def compact(self, *, force: bool = False) -> list[str]:
+        """See :meth:`MemoryWrapper.compact`."""
+        written: list[str] = []
+        async with self._lock:
+            while True:
+                pending = await self.store.pending_turns(
+                    user_id=self.user_id, limit=max(self.compact_threshold, MAX_TURNS_PER_COMMIT)
+                )
+                if not pending or (len(pending) < self.compact_threshold and not force):
+                    return written
+                method = self.compactor.compact_to_memories
+                if inspect.iscoroutinefunction(method):
+                    memories = await method(_as_turns(pending))
+                else:
+                    memories = await asyncio.to_thread(method, _as_turns(pending))
+                ids = [t["id"] for t in pending]
+                written += await self.store.commit_compaction(ids, memories, user_id=self.user_id)
+
+    async def flush(self) -> None:
+        """Wait for a background compaction; re-raise its error if it failed."""
+        task, self._task = self._task, None
+        if task is not None:
+            await task
+
+    async def close(self) -> None:
+        """Wait for background work (the store stays open)."""
+        await self.flush()
+
+    async def __aenter__(self) -> AsyncMemoryWrapper:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+__all__ = [
+    "AsyncMemoryWrapper",
+    "HermesMemoryWrapper",
+    "MemoryWrapper",
+    "build_prompt",
+    "compact_pending",
+    "format_memories",
+]

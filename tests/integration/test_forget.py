@@ -1,0 +1,136 @@
+"""Expiry: `forget` removes what the policy says, in batches, once, and says why."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+from sqlalchemy import create_engine
+
+from memory_pg.config import ForgetPolicy
+from memory_pg.lifecycle import FORGET_LOCK, forget
+
+
+def _set(raw, memory_id, sql_set, *params):
+    raw.execute(f"UPDATE memory_pg_memories SET {sql_set} WHERE id = %s", (*params, memory_id))  # noqa: S608
+
+
+def _ids(raw, user="alice"):
+    rows = raw.execute("SELECT id::text FROM memory_pg_memories WHERE user_id = %s", (user,))
+    return {r[0] for r in rows}
+
+
+def _scenario(store, raw):
+    """One memory per rule, plus ones each rule must keep."""
+    ids = {}
+    ids["stale"] = store.add_memory("old unused note about lunch", importance=0.1)
+    ids["used"] = store.add_memory("old note someone searched for", importance=0.1)
+    ids["important"] = store.add_memory("old but important fact", importance=0.9)
+    ids["young"] = store.add_memory("fresh unimportant note", importance=0.1)
+    ids["expired"] = store.add_memory("temporary password hint")
+    ids["old_sup"] = store.add_memory("use MySQL", "key_decision", topic="db")
+    ids["new_sup"] = store.add_memory("use PostgreSQL", "key_decision", topic="db")
+    ids["recent_sup"] = store.add_memory("meet on Monday", "todo", topic="meeting")
+    ids["recent_new"] = store.add_memory("meet on Tuesday", "todo", topic="meeting")
+    for key in ("stale", "used", "important"):
+        _set(raw, ids[key], "created_at = now() - interval '100 days'")
+    _set(raw, ids["used"], "access_count = 2")
+    _set(raw, ids["expired"], "expires_at = now() - interval '1 hour'")
+    _set(raw, ids["old_sup"], "superseded_at = now() - interval '200 days'")
+    ids["bob_stale"] = store.add_memory("bob's unused old note", importance=0.1, user_id="bob")
+    _set(raw, ids["bob_stale"], "created_at = now() - interval '100 days'")
+    return ids
+
+
+def test_forget_removes_exactly_what_the_policy_says(store, raw, db_url):
+    ids = _scenario(store, raw)
+    engine = create_engine(db_url)
+    try:
+        dry = forget(engine, dry_run=True)
+        assert dry.dry_run and dry.deleted == 4
+        assert _ids(raw) | _ids(raw, "bob") >= set(ids.values())
+
+        report = forget(engine, batch_size=1)
+        again = forget(engine)
+    finally:
+        engine.dispose()
+    assert report.by_reason == {"expired": 1, "superseded": 1, "stale": 2}
+    assert report.by_type == {"dialogue": 3, "key_decision": 1}
+    assert report.batches >= 4 and not report.skipped and report.complete
+    left = _ids(raw)
+    for gone in ("stale", "expired", "old_sup"):
+        assert ids[gone] not in left
+    for kept in ("used", "important", "young", "new_sup", "recent_sup", "recent_new"):
+        assert ids[kept] in left
+    assert _ids(raw, "bob") == set()
+    assert again.deleted == 0
+
+    events = store.history(ids["stale"])
+    assert events[-1]["event"] == "expired"
+    assert events[-1]["detail"]["reason"] == "stale"
+    assert events[-1]["detail"]["job_run"] == report.run_id
+    assert "lunch" not in str(events)
+
+
+def test_forget_for_one_user_and_per_type_ages(store, raw, db_url):
+    ids = _scenario(store, raw)
+    policy = ForgetPolicy(max_age_days_by_type={"dialogue": None})
+    engine = create_engine(db_url)
+    try:
+        report = forget(engine, policy, user_id="bob")
+        assert report.deleted == 0  # dialogue is kept forever by this policy
+        report = forget(engine, ForgetPolicy(), user_id="bob")
+    finally:
+        engine.dispose()
+    assert report.deleted == 1
+    assert ids["stale"] in _ids(raw)
+
+
+def test_second_concurrent_run_skips_and_says_so(store, raw, db_url, pg_server):
+    _scenario(store, raw)
+    holder = psycopg.connect(raw.info.dsn, autocommit=True)
+    try:
+        holder.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (FORGET_LOCK,))
+        engine = create_engine(db_url)
+        try:
+            report = forget(engine)
+        finally:
+            engine.dispose()
+    finally:
+        holder.close()
+    assert report.skipped and report.deleted == 0
+    assert "lock" in report.to_dict()["message"]
+
+
+def test_concurrent_runs_delete_each_row_once(store, raw, db_url):
+    _scenario(store, raw)
+    engine = create_engine(db_url)
+    reports = []
+    try:
+        threads = [
+            threading.Thread(target=lambda: reports.append(forget(engine, batch_size=1)))
+            for _ in range(3)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        engine.dispose()
+    assert sum(r.deleted for r in reports) == 4
+    expired = raw.execute(
+        "SELECT count(*) FROM memory_pg_history WHERE event = 'expired'"
+    ).fetchone()[0]
+    assert expired == 4
+
+
+def test_max_runtime_stops_early_and_a_rerun_finishes(store, raw, db_url):
+    _scenario(store, raw)
+    engine = create_engine(db_url)
+    try:
+        first = forget(engine, max_runtime_s=0)
+        rest = forget(engine)
+    finally:
+        engine.dispose()
+    assert not first.complete and first.deleted == 0
+    assert rest.complete and rest.deleted == 4

@@ -1,0 +1,121 @@
+"""Re-embedding: every row gets a new vector, the model switches, an interrupted run resumes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import create_engine
+
+from memory_pg.errors import EmbeddingDimensionMismatch
+from memory_pg.reembed import reembed
+
+
+class Projected:
+    """MiniLM projected to 128 dimensions by a fixed random matrix: a real second model."""
+
+    model_name = "test/minilm-projected-128"
+    dimension = 128
+
+    def __init__(self, base):
+        self.base = base
+        rng = np.random.default_rng(7)
+        self.matrix = rng.standard_normal((base.dimension, self.dimension)).astype("float32")
+
+    def _project(self, vectors):
+        out = np.asarray(vectors, dtype="float32") @ self.matrix
+        return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+    def embed_documents(self, texts):
+        return self._project(self.base.embed_documents(texts))
+
+    def embed_query(self, text):
+        return self._project(self.base.embed_query(text))
+
+
+TEXTS = [
+    "The user prefers green tea in the morning",
+    "Deploy the billing service on Friday",
+    "The cat is called Miso",
+    "Use PostgreSQL with pgvector for memories",
+    "Book the flight to Berlin",
+]
+
+
+def _column_dim(raw):
+    return raw.execute(
+        "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memory_pg_memories'::regclass "
+        "AND attname = 'embedding' AND NOT attisdropped"
+    ).fetchone()[0]
+
+
+def _index_ok(raw):
+    row = raw.execute(
+        "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
+        "WHERE c.relname = 'memory_pg_memories_embedding_hnsw_idx'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def test_reembed_to_the_same_model_makes_every_vector_again(store, raw, db_url, embedder):
+    ids = store.add_memories(TEXTS)
+    # Make every vector the same stale one: only a real re-embed finds the cat again.
+    raw.execute(
+        "UPDATE memory_pg_memories SET embedding = "
+        "(SELECT embedding FROM memory_pg_memories ORDER BY text LIMIT 1)"
+    )
+    seen = []
+    engine = create_engine(db_url)
+    try:
+        report = reembed(engine, embedder, batch_size=2, progress=lambda d, t: seen.append((d, t)))
+    finally:
+        engine.dispose()
+    assert report.reembedded == 5 and report.batches == 3
+    assert report.model == report.previous_model == embedder.model_name
+    assert seen[-1] == (5, 5)
+    distinct = raw.execute("SELECT count(DISTINCT embedding::text) FROM memory_pg_memories")
+    assert distinct.fetchone()[0] == 5
+    assert _index_ok(raw) and _column_dim(raw) == embedder.dimension
+    assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+
+
+def test_reembed_to_another_dimension_resumes_and_switches(
+    store, make_store, raw, db_url, embedder
+):
+    ids = store.add_memories(TEXTS)
+    target = Projected(embedder)
+
+    class Interrupt(Exception):
+        pass
+
+    def stop_after_first_batch(done, total):
+        if done >= 2:
+            raise Interrupt
+
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(Interrupt):
+            reembed(engine, target, batch_size=2, progress=stop_after_first_batch)
+        # Interrupted: the old model still serves searches.
+        assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+        report = reembed(engine, target, batch_size=2)
+    finally:
+        engine.dispose()
+    assert report.resumed and report.reembedded == 3
+    assert (report.previous_dimension, report.dimension) == (384, 128)
+    assert _column_dim(raw) == 128 and _index_ok(raw)
+    models = {r[0] for r in raw.execute("SELECT DISTINCT embedding_model FROM memory_pg_memories")}
+    assert models == {target.model_name}
+    cols = {
+        r[0]
+        for r in raw.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'memory_pg_memories'"
+        )
+    }
+    assert "embedding_next" not in cols
+
+    new_store = make_store(user_id="alice", embedder=target)
+    assert new_store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+    new_store.add_memory("Water the plants on Sunday")
+    with pytest.raises(EmbeddingDimensionMismatch):
+        make_store(user_id="alice", embedder=embedder)

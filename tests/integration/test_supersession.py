@@ -1,0 +1,166 @@
+"""Supersession on write: a new fact on the same topic replaces the old one, kept for history."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+from memory_pg.config import SupersedePolicy
+
+
+def _age(raw, memory_id, days):
+    """Move a memory's creation back in time, as if written ``days`` ago."""
+    raw.execute(
+        "UPDATE memory_pg_memories SET created_at = now() - make_interval(days => %s), "
+        "valid_from = now() - make_interval(days => %s), updated_at = now() - "
+        "make_interval(days => %s) WHERE id = %s",
+        (days, days, days, memory_id),
+    )
+
+
+def test_seed_case_topic_key_replaces_mysql_with_postgresql(store, raw):
+    old = store.add_memory("决定使用 MySQL 作为数据库", "key_decision", topic="database")
+    _age(raw, old, 14)
+    new = store.add_memory("改用 PostgreSQL 作为数据库", "key_decision", topic="database")
+    assert new != old
+
+    texts = [r["text"] for r in store.search("数据库选型", top_k=5)]
+    assert any("PostgreSQL" in t for t in texts)
+    assert not any("MySQL" in t for t in texts)
+
+    week_ago = datetime.now(timezone.utc) - timedelta(days=7)
+    then = [r["text"] for r in store.search("数据库选型", top_k=5, as_of=week_ago)]
+    assert any("MySQL" in t for t in then)
+    assert not any("PostgreSQL" in t for t in then)
+
+    replaced = store.get(old)
+    assert replaced["superseded_by"] == new and replaced["superseded_at"] is not None
+    events = [(e["event"], e["detail"].get("reason")) for e in store.history(old)]
+    assert events == [("added", None), ("superseded", "topic")]
+    assert store.history(old)[1]["detail"]["by"] == new
+
+
+def test_detected_by_similarity_without_topic(store):
+    old = store.add_memory("The user prefers dark mode", "user_profile")
+    new = store.add_memory("The user prefers light mode", "user_profile")
+    assert store.get(old)["superseded_by"] == new
+    assert [r["id"] for r in store.list_memories(memory_types=["user_profile"])] == [new]
+
+
+def test_dialogue_is_never_superseded_by_similarity(store):
+    a = store.add_memory("The user prefers dark mode")
+    b = store.add_memory("The user prefers light mode")
+    assert {r["id"] for r in store.list_memories()} == {a, b}
+
+
+def test_unrelated_decisions_both_stay(store):
+    a = store.add_memory("We will use MySQL as the database", "key_decision")
+    b = store.add_memory("We will use Redis for caching", "key_decision")
+    assert {r["id"] for r in store.list_memories()} == {a, b}
+
+
+def test_near_duplicate_is_merged_not_stored_twice(store):
+    first = store.add_memory("We will use MySQL as the database", "key_decision", importance=0.4)
+    again = store.add_memory("We will use MySQL as our database", "key_decision", importance=0.9)
+    assert again == first
+    assert len(store.list_memories(include_inactive=True)) == 1
+    assert store.get(first)["importance"] > 0.85
+    assert [e["event"] for e in store.history(first)] == ["added", "merged"]
+    assert store.history(first)[1]["detail"]["reason"] == "near_duplicate"
+
+
+def test_judge_confirms_contradiction_same_and_different(make_store):
+    prompts = []
+
+    def judge(prompt: str) -> str:
+        prompts.append(prompt)
+        if "PostgreSQL" in prompt and "MySQL" in prompt:
+            return "CONTRADICTS"
+        if "Postgres 16" in prompt:
+            return "SAME"
+        return "DIFFERENT"
+
+    store = make_store(user_id="alice", judge=judge)
+    mysql = store.add_memory("Decision: use MySQL for the database", "key_decision")
+    pg = store.add_memory("Decision: use PostgreSQL for the database", "key_decision")
+    assert store.get(mysql)["superseded_by"] == pg
+    assert store.history(mysql)[-1]["detail"]["reason"] == "judge"
+    same = store.add_memory(
+        "Decision: use PostgreSQL 16 (Postgres 16) for the database", "key_decision"
+    )
+    assert same == pg
+    assert prompts, "the judge was asked"
+
+
+def test_judge_failure_keeps_both(make_store):
+    def judge(prompt: str) -> str:
+        raise TimeoutError("llm down")
+
+    store = make_store(user_id="alice", judge=judge)
+    a = store.add_memory("Decision: use MySQL for the database", "key_decision")
+    b = store.add_memory("Decision: use PostgreSQL for the database", "key_decision")
+    assert {r["id"] for r in store.list_memories()} == {a, b}
+
+
+def test_disabled_policy_stores_both(make_store):
+    store = make_store(user_id="alice", supersede=SupersedePolicy(enabled=False))
+    a = store.add_memory("use MySQL", "key_decision", topic="database")
+    b = store.add_memory("use PostgreSQL", "key_decision", topic="database")
+    assert {r["id"] for r in store.list_memories()} == {a, b}
+
+
+def test_same_topic_within_one_batch_keeps_the_last(store):
+    ids = store.add_memories(
+        [
+            {"text": "use MySQL", "memory_type": "key_decision", "topic": "database"},
+            {"text": "use PostgreSQL", "memory_type": "key_decision", "topic": "database"},
+        ]
+    )
+    current = store.list_memories()
+    assert [r["id"] for r in current] == [ids[1]]
+    assert store.get(ids[0])["superseded_by"] == ids[1]
+
+
+def test_other_users_topic_is_untouched(store):
+    bob = store.add_memory("use MySQL", "key_decision", topic="database", user_id="bob")
+    store.add_memory("use PostgreSQL", "key_decision", topic="database")
+    assert store.get(bob, user_id="bob")["superseded_at"] is None
+
+
+def test_concurrent_writers_on_one_topic_leave_one_current_row(make_store, raw):
+    stores = [make_store(user_id="alice") for _ in range(4)]
+    texts = ["use MySQL", "use PostgreSQL", "use SQLite", "use CockroachDB"]
+    barrier = threading.Barrier(len(stores))
+    errors = []
+
+    def write(s, t):
+        try:
+            barrier.wait()
+            for k in range(3):
+                s.add_memory(f"{t} (round {k})", "key_decision", topic="database")
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=st) for st in zip(stores, texts, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    current = raw.execute(
+        "SELECT count(*) FROM memory_pg_memories WHERE user_id = 'alice' "
+        "AND topic = 'database' AND superseded_at IS NULL"
+    ).fetchone()[0]
+    total = raw.execute("SELECT count(*) FROM memory_pg_memories").fetchone()[0]
+    assert current == 1
+    assert total == 12
+
+
+async def test_async_store_supersedes_the_same_way(db_url, embedder):
+    from memory_pg.store import AsyncMemoryStore
+
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        old = await store.add_memory("use MySQL", "key_decision", topic="database")
+        new = await store.add_memory("use PostgreSQL", "key_decision", topic="database")
+        assert (await store.get(old))["superseded_by"] == new
+        assert [e["event"] for e in await store.history(old)] == ["added", "superseded"]

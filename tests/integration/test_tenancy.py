@@ -1,0 +1,204 @@
+"""Tenant isolation in the database: through the application role, one user never reaches another.
+
+The stores here log in as roles made for the test (members of ``memory_pg_app`` or
+``memory_pg_maintenance``), not as the superuser that owns the tables, so
+row-level security is what keeps users apart, not only the store's WHERE clauses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from sqlalchemy import create_engine, text
+
+from memory_pg import queries
+from memory_pg._base import translate_errors
+from memory_pg.errors import AccessDenied, TenantViolation
+from memory_pg.store import MemoryStore
+from tests.integration._security_support import login_role, row_counts, url_as
+
+SECRET = "Bob's bank PIN is 4321"
+
+
+def _psycopg_url(sa_url: str) -> str:
+    return sa_url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+@pytest.fixture
+def app_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
+    """This test's database, logged in as a fresh member of ``memory_pg_app``."""
+    with login_role(raw, "memory_pg_app") as (name, password):
+        yield url_as(db_url, name, password)
+
+
+@pytest.fixture
+def maintenance_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
+    """This test's database, logged in as a fresh member of ``memory_pg_maintenance``."""
+    with login_role(raw, "memory_pg_maintenance") as (name, password):
+        yield url_as(db_url, name, password)
+
+
+@pytest.fixture
+def app_stores(app_url: str, embedder: Any) -> Iterator[dict[str, MemoryStore]]:
+    """Stores of alice and bob, both logged in as the application role; bob has a secret."""
+    stores = {
+        user: MemoryStore(app_url, user_id=user, embedder=embedder) for user in ("alice", "bob")
+    }
+    stores["bob"].add_memory(SECRET, "user_profile", {"secret": True, "owner": "bob"})
+    stores["bob"].add_memory("Bob decided to use MySQL", "key_decision", topic="database")
+    stores["alice"].add_memory("Alice prefers PostgreSQL", "key_decision", {"owner": "alice"})
+    yield stores
+    for store in stores.values():
+        store.close()
+
+
+def _bob_ids(raw: psycopg.Connection[Any]) -> list[str]:
+    rows = raw.execute("SELECT id::text FROM memory_pg_memories WHERE user_id = 'bob'").fetchall()
+    return [r[0] for r in rows]
+
+
+def test_the_application_role_does_not_own_the_tables(raw, app_url):
+    owners = raw.execute(
+        "SELECT relname, pg_get_userbyid(relowner), relrowsecurity, relforcerowsecurity "
+        "FROM pg_class WHERE relname = ANY(%s)",
+        (["memory_pg_memories", "memory_pg_history", "memory_pg_dialogue_buffer"],),
+    ).fetchall()
+    assert len(owners) == 3
+    for _, owner, enabled, forced in owners:
+        assert owner != "memory_pg_app" and enabled and forced
+
+
+def test_alice_cannot_read_change_or_delete_bobs_memories(app_stores, raw):
+    alice = app_stores["alice"]
+    bob_ids = _bob_ids(raw)
+    assert len(bob_ids) == 2
+    found = alice.search("bank PIN", top_k=50)
+    assert [r["text"] for r in found] == ["Alice prefers PostgreSQL"]
+    assert alice.search("PIN", metadata_filter={"secret": True}) == []
+    assert alice.search("PIN", metadata_filter={"owner": "bob"}) == []
+    assert all(alice.get(i) is None for i in bob_ids)
+    assert all(alice.history(i) == [] for i in bob_ids)
+    assert not any(alice.delete_memory(i) for i in bob_ids)
+    assert alice.clear_user_memory() == 1
+    assert sorted(_bob_ids(raw)) == sorted(bob_ids)
+    assert app_stores["bob"].search("bank PIN", top_k=1)[0]["text"] == SECRET
+
+
+@pytest.mark.parametrize(
+    "crafted",
+    ["b' OR '1'='1", "%", "*", "_ob", "bob' --"],
+)
+def test_a_crafted_user_id_is_just_another_tenant(app_stores, app_url, embedder, raw, crafted):
+    with MemoryStore(app_url, user_id=crafted, embedder=embedder) as mallory:
+        assert mallory.search("bank PIN", top_k=50) == []
+        assert mallory.list_memories() == []
+        assert mallory.clear_user_memory() == 0
+        mallory.add_memory("mallory was here")
+        assert [m["text"] for m in mallory.list_memories()] == ["mallory was here"]
+    owners = raw.execute(
+        "SELECT user_id FROM memory_pg_memories WHERE text = 'mallory was here'"
+    ).fetchall()
+    assert owners == [(crafted,)]
+    assert len(_bob_ids(raw)) == 2
+
+
+def test_raw_sql_as_the_application_role_sees_one_tenant(app_stores, app_url, raw):
+    with psycopg.connect(_psycopg_url(app_url)) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_pg_memories").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM memory_pg_history").fetchone() == (0,)
+        conn.execute("SELECT set_config('memory_pg.user_id', 'alice', true)")
+        texts = conn.execute("SELECT text FROM memory_pg_memories").fetchall()
+        assert texts == [("Alice prefers PostgreSQL",)]
+        updated = conn.execute("UPDATE memory_pg_memories SET text = 'pwned' WHERE user_id = 'bob'")
+        deleted = conn.execute("DELETE FROM memory_pg_history WHERE user_id = 'bob'")
+        assert (updated.rowcount, deleted.rowcount) == (0, 0)
+        # Moving one's own row to another tenant is refused too (WITH CHECK).
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE memory_pg_memories SET user_id = 'bob'")
+        conn.rollback()
+        conn.execute("SELECT set_config('memory_pg.user_id', 'alice', true)")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO memory_pg_history (user_id, memory_id, event) "
+                "VALUES ('bob', gen_random_uuid(), 'added')"
+            )
+        conn.rollback()
+        # Switching row security off is not the application's to do.
+        conn.execute("SET row_security = off")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT count(*) FROM memory_pg_memories")
+        conn.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("ALTER TABLE memory_pg_memories DISABLE ROW LEVEL SECURITY")
+        conn.rollback()
+    assert (
+        raw.execute("SELECT count(*) FROM memory_pg_memories WHERE text = 'pwned'").fetchone()[0]
+        == 0
+    )
+    assert row_counts(raw)["memory_pg_history"] == 3
+
+
+def test_a_write_for_another_tenant_becomes_a_typed_error(app_stores, raw):
+    # Defence in depth: even a statement that names bob, run in alice's transaction,
+    # is stopped by the database, and the store says so with a typed error.
+    alice = app_stores["alice"]
+    prepared = alice._prepare("bob", ["planted by alice"])
+    rows = alice._rows(prepared, alice.embedder.embed_documents(prepared.texts))
+    before = row_counts(raw)
+    with pytest.raises(TenantViolation):
+        alice._run(alice._plan_one(queries.insert_memories(rows)), "alice")
+    assert row_counts(raw) == before
+    assert issubclass(TenantViolation, AccessDenied)
+
+
+def test_a_missing_privilege_becomes_access_denied(app_url, app_stores):
+    engine = create_engine(app_url)
+    try:
+        with pytest.raises(AccessDenied), translate_errors(), engine.begin() as conn:
+            conn.execute(text("TRUNCATE memory_pg_memories"))
+    finally:
+        engine.dispose()
+
+
+def test_stats_of_all_users_need_the_maintenance_role(
+    app_stores, app_url, maintenance_url, embedder
+):
+    app_view = MemoryStore(app_url, embedder=embedder)
+    with app_view, MemoryStore(maintenance_url, embedder=embedder) as maintenance:
+        assert app_view.stats()["memories"] == 0
+        assert maintenance.stats()["memories"] == 3
+        assert maintenance.stats(user_id="bob")["memories"] == 2
+
+
+def test_the_maintenance_role_sees_and_erases_every_user(app_stores, maintenance_url, raw):
+    with psycopg.connect(_psycopg_url(maintenance_url)) as conn:
+        users = conn.execute("SELECT DISTINCT user_id FROM memory_pg_memories ORDER BY 1")
+        assert users.fetchall() == [("alice",), ("bob",)]
+        conn.execute("DELETE FROM memory_pg_history WHERE user_id = 'bob'")
+        conn.commit()
+    assert (
+        raw.execute("SELECT count(*) FROM memory_pg_history WHERE user_id = 'bob'").fetchone()[0]
+        == 0
+    )
+
+
+def test_a_table_owner_that_is_not_superuser_is_still_filtered(raw, app_stores):
+    # FORCE ROW LEVEL SECURITY: connecting as the owner is no way around the policy.
+    with login_role(raw, None) as (owner, password):
+        raw.execute(
+            sql.SQL("ALTER TABLE memory_pg_memories OWNER TO {}").format(sql.Identifier(owner))
+        )
+        try:
+            info = raw.info
+            with psycopg.connect(
+                host=info.host, port=info.port, dbname=info.dbname, user=owner, password=password
+            ) as conn:
+                assert conn.execute("SELECT count(*) FROM memory_pg_memories").fetchone() == (0,)
+                conn.execute("SELECT set_config('memory_pg.user_id', 'bob', true)")
+                assert conn.execute("SELECT count(*) FROM memory_pg_memories").fetchone() == (2,)
+        finally:
+            raw.execute("ALTER TABLE memory_pg_memories OWNER TO CURRENT_USER")

@@ -1,0 +1,149 @@
+"""Pure lifecycle rules: the supersession decision, the judge's answers, clustering, merging."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from memory_pg.config import SupersedePolicy
+from memory_pg.consolidation import clusters, merge_fragments
+from memory_pg.lifecycle import Candidate, ask_judge, decide, sql_blocks
+
+P = SupersedePolicy()
+
+
+def cand(sim, *, topic=None, same_topic=False, h="h-old", text="old"):
+    return Candidate(uuid.uuid4(), topic, text, h, sim, same_topic)
+
+
+def test_decide_rules_in_order():
+    assert (
+        decide(
+            memory_type="key_decision",
+            topic=None,
+            content_hash="h",
+            new_text="x",
+            candidates=[],
+            policy=P,
+        ).action
+        == "add"
+    )
+    dup = cand(0.5, h="h")
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[dup],
+        policy=P,
+    )
+    assert (d.action, d.reason, d.targets) == ("merge", "duplicate", (dup.id,))
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.96)],
+        policy=P,
+    )
+    assert (d.action, d.reason) == ("merge", "near_duplicate")
+    same = cand(0.1, topic="db", same_topic=True)
+    d = decide(
+        memory_type="todo",
+        topic="db",
+        content_hash="h",
+        new_text="x",
+        candidates=[same, cand(0.5)],
+        policy=P,
+    )
+    assert (d.action, d.reason, d.targets) == ("supersede", "topic", (same.id,))
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.9)],
+        policy=P,
+    )
+    assert d.action == "add"
+    near = cand(0.85, topic="ui")
+    d = decide(
+        memory_type="user_profile",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[near],
+        policy=P,
+    )
+    assert (d.action, d.reason, d.topic) == ("supersede", "similar", "ui")
+    d = decide(
+        memory_type="user_profile",
+        topic=None,
+        content_hash="h",
+        new_text="x",
+        candidates=[cand(0.7)],
+        policy=P,
+    )
+    assert d.action == "add"
+
+
+def test_judge_is_asked_only_above_its_threshold():
+    asked = []
+
+    def judge(prompt):
+        asked.append(prompt)
+        return "contradicts."
+
+    low = decide(
+        memory_type="key_decision",
+        topic=None,
+        content_hash="h",
+        new_text="new",
+        candidates=[cand(0.5)],
+        policy=P,
+        judge=judge,
+    )
+    assert low.action == "add" and not asked
+    high = decide(
+        memory_type="key_decision",
+        topic=None,
+        content_hash="h",
+        new_text="new",
+        candidates=[cand(0.65, text="old fact")],
+        policy=P,
+        judge=judge,
+    )
+    assert (high.action, high.reason) == ("supersede", "judge")
+    assert "old fact" in asked[0] and "new" in asked[0]
+
+
+def test_judge_answers_are_read_conservatively():
+    assert ask_judge(lambda p: "CONTRADICTS", "a", "b") == "supersede"
+    assert ask_judge(lambda p: "```\nSAME\n```", "a", "b") == "merge"
+    assert ask_judge(lambda p: "DIFFERENT", "a", "b") == "add"
+    assert ask_judge(lambda p: "I think they are the same", "a", "b") == "add"
+    assert ask_judge(lambda p: "", "a", "b") == "add"
+
+
+def test_clusters_are_connected_components_above_threshold():
+    v = np.array([[1, 0, 0], [0.95, 0.31, 0], [0, 1, 0], [0, 0, 1], [0, 0.1, 0.99]], "float32")
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    assert clusters(v, 0.9, 2) == [[0, 1], [3, 4]]
+    assert clusters(v, 0.9, 3) == []
+    assert clusters(v[:0], 0.9, 2) == []
+
+
+def test_offline_merge_keeps_every_distinct_sentence_once():
+    merged = merge_fragments(
+        ["Buy milk.", "Buy milk. Also buy eggs!", "买牛奶。还要买面包。", "buy MILK"]
+    )
+    assert merged.startswith("Buy milk. Also buy eggs!")
+    assert merged.count("milk") == 1 and "买面包" in merged and "买牛奶" in merged
+    assert merge_fragments(["same", "same"]) == "same"
+
+
+def test_sql_blocks_are_named():
+    blocks = sql_blocks()
+    assert {"insert_candidates", "reembed_write_batch", "hnsw_index_create"} <= set(blocks)
+    assert all(not b.startswith("--") and b for b in blocks.values())
