@@ -150,6 +150,15 @@ class MemoryPg:
         with self.store.engine.begin() as conn:
             conn.execute(text("TRUNCATE memory_pg_memories, memory_pg_history"))
 
+    def set_supersession(self, enabled: bool) -> None:
+        """Turn supersession on write (compare each new memory with the user's current ones)
+        on or off. Bulk loads of synthetic data turn it off: its near-duplicates would
+        be merged, and the peers keep every memory; the real-text ingest measures both.
+        """
+        from memory_pg.config import SupersedePolicy
+
+        self.store.supersede = SupersedePolicy(enabled=enabled)
+
     def foreign_users(self) -> int:
         """Users in the database that the benchmark did not write."""
         from sqlalchemy import text
@@ -164,16 +173,30 @@ class MemoryPg:
                 ).scalar_one()
             )
 
+    def count_current(self) -> int:
+        """Current (not superseded) memories in the table."""
+        from sqlalchemy import text
+
+        with self.store.engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text("SELECT count(*) FROM memory_pg_memories WHERE superseded_at IS NULL")
+                ).scalar_one()
+            )
+
     def remember(self, data: Dataset, rows: Sequence[int] | None = None) -> None:
         """Teach the lookup embedder the vectors of these rows (all if None)."""
         ix = range(data.size) if rows is None else rows
         for i in ix:
             self.lookup.table[data.texts[i]] = data.vectors[i]
 
+    #: Rows per add_memories call in bulk loads (the store inserts 500 per statement).
+    batch = 500
+
     def load_batched(self, data: Dataset, rows: np.ndarray, progress: Any = None) -> None:
-        """add_memories per user, up to 1000 rows per call (the database-only bulk path)."""
+        """add_memories per user, ``batch`` rows per call (the database-only bulk path)."""
         sub = {int(i) for i in rows}
-        for user, ix in data.user_batches(1000):
+        for user, ix in data.user_batches(self.batch):
             chosen = [int(i) for i in ix if int(i) in sub]
             if not chosen:
                 continue
@@ -241,6 +264,25 @@ class MemoryPg:
         with self._tx(user, self.store.ef_search) as conn:
             if strategy == "exact":
                 conn.execute(text("SET LOCAL enable_indexscan = off"))
+            return [r.id for r in conn.execute(stmt)]
+
+    def lexical_leg(self, user: str, query: str) -> list[Any]:
+        """The search's full-text leg alone (same filters, ranking and candidate count)."""
+        from sqlalchemy import func, literal, literal_column, select
+
+        from memory_pg import queries
+        from memory_pg._segment import query_terms
+        from memory_pg.tables import memories as m
+
+        words_q, cjk_q = query_terms(query)
+        tsq = func.to_tsquery(literal_column("'english'::regconfig"), literal(words_q)).op("||")(
+            func.to_tsquery(literal_column("'simple'::regconfig"), literal(cjk_q))
+        )
+        conds = queries.filter_conditions(user, queries.SearchFilters())
+        rank = func.ts_rank_cd(m.c.search_tsv, tsq)
+        stmt = select(m.c.id).where(*conds, m.c.search_tsv.op("@@")(tsq))
+        stmt = stmt.order_by(rank.desc()).limit(100)
+        with self._tx(user, self.store.ef_search) as conn:
             return [r.id for r in conn.execute(stmt)]
 
     def explain_vector_leg(self, user: str, vector: np.ndarray) -> str:
