@@ -217,7 +217,7 @@ def _recall(found: list[list[int]], exact: list[list[int]], data: Dataset, k: in
     precision, so counting only the exact ids would punish an exact search.
     """
     hits = total = 0
-    for f, e, qv in zip(found, exact, data.query_vectors, strict=True):
+    for f, e, qv in zip(found, exact, data.query_vectors[: len(found)], strict=True):
         total += len(e[:k])
         if not e:
             continue
