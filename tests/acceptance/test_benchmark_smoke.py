@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-TINY = ["--sizes", "200", "--queries", "10", "--e2e-queries", "2", "--one-by-one", "5", "--e2e-size", "50"]
+TINY = "--sizes 200 --queries 10 --e2e-queries 2 --one-by-one 5 --e2e-size 50".split()
 
 
 def _run(tmp_path, db_url, systems):
