@@ -290,9 +290,12 @@ class ConsolidatePolicy:
         threshold: cosine similarity at or above which two fragments belong together.
         min_cluster: fewest fragments worth a summary.
         max_rows_per_type: most current memories of one user and type examined per run.
+        min_word_overlap: word overlap two fragments also need (the bundled model
+            gives every short Chinese text nearly the same vector).
     """
 
     memory_types: tuple[str, ...] = ("dialogue", "todo")
     threshold: float = 0.80
     min_cluster: int = 2
     max_rows_per_type: int = 2000
+    min_word_overlap: float = 0.3
