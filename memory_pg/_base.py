@@ -34,7 +34,7 @@ from memory_pg._validate import (
     check_user_id,
     content_hash,
 )
-from memory_pg.config import StoreSettings, SupersedePolicy
+from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder
 from memory_pg.errors import (
     AccessDenied,
@@ -176,16 +176,31 @@ def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = str(out[key])
     if "distance" in out and out["distance"] is not None:
         out["distance"] = float(out["distance"])
-        out["similarity"] = 1.0 - out["distance"]
-    if "score" in out and out["score"] is not None:
-        out["score"] = float(out["score"])
+        out.setdefault("similarity", 1.0 - out["distance"])
+    for key in SCORE_PARTS:
+        if out.get(key) is not None:
+            out[key] = float(out[key])
     return out
+
+
+#: Score parts a search result carries beside ``score``, so a user can see why it ranked.
+SCORE_PARTS = (
+    "score",
+    "similarity",
+    "lexical",
+    "rrf",
+    "relevance",
+    "recency",
+    "importance",
+    "reinforcement",
+)
 
 
 class StoreCore:
     """Validation, plans and shapes shared by :class:`MemoryStore` and its async twin."""
 
     settings: StoreSettings
+    ranking: RankingSettings
     embedder: Embedder
     _user_id: str | None
     #: How new memories replace or merge with current ones (see :mod:`memory_pg.lifecycle`).
@@ -263,6 +278,8 @@ class StoreCore:
         until: datetime | None,
         metadata_filter: Mapping[str, Any] | None,
         as_of: datetime | None,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
     ) -> queries.SearchFilters:
         types = None
         if memory_types is not None:
@@ -276,6 +293,8 @@ class StoreCore:
             until=check_time(until, "until"),
             metadata=meta,
             as_of=check_time(as_of, "as_of"),
+            min_similarity=_check_gate(min_similarity, "min_similarity"),
+            min_lexical=_check_gate(min_lexical, "min_lexical"),
         )
 
     # -- plans ------------------------------------------------------------------
@@ -407,9 +426,13 @@ class StoreCore:
         filters: queries.SearchFilters,
         track_access: bool,
         ef_search: int,
+        ranking: RankingSettings | None = None,
     ) -> Plan[list[dict[str, Any]]]:
+        """Rank in one statement, then record the use of what was returned in one more."""
         yield queries.search_tuning(ef_search)
-        rows = yield queries.search_memories(user_id, query, vector, top_k=top_k, filters=filters)
+        rows = yield queries.search_memories(
+            user_id, query, vector, top_k=top_k, filters=filters, ranking=ranking
+        )
         results = [memory_dict(r) for r in rows]
         if track_access and results and filters.as_of is None:
             yield queries.touch_memories(user_id, [r["id"] for r in rows])
@@ -589,6 +612,14 @@ def open_text(target: str | IO[str], mode: str) -> tuple[IO[str], bool]:
     if isinstance(target, str):
         return open(target, mode, encoding="utf-8"), True
     return target, False
+
+
+def _check_gate(value: object, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1 <= value <= 1:
+        raise InvalidArgument(f"{name} must be a number between -1 and 1, got {value!r}")
+    return float(value)
 
 
 def validate_top_k(top_k: object) -> int:

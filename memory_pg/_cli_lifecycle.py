@@ -172,7 +172,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
         importance_below=args.importance_below,
         superseded_retention_days=args.superseded_retention_days,
     )
-    store = ctx.store(None)
+    store = ctx.store(None, maintenance=True)
     report = forget(
         store.engine,
         policy,
@@ -200,7 +200,7 @@ def cmd_consolidate(args: argparse.Namespace, ctx: CliContext) -> int:
         summarize = llm_summarizer(
             OpenAICompatibleLLM(dataclasses.replace(llm_settings, json_mode=False))
         )
-    store = ctx.store(None)
+    store = ctx.store(None, maintenance=True)
     policy = ConsolidatePolicy(threshold=args.threshold)
     report = consolidate(
         store, policy, summarize=summarize, user_id=args.user or None, dry_run=args.dry_run
@@ -236,7 +236,7 @@ def cmd_reembed(args: argparse.Namespace, ctx: CliContext) -> int:
         print("memory-pg: --model is required (or MEMORY_PG_REEMBED_MODEL)", file=sys.stderr)
         return 2
     embedder = get_embedder(resolve_model_name(args.model))
-    store = ctx.store(None)
+    store = ctx.store(None, maintenance=True)
     report = reembed(store.engine, embedder, batch_size=args.batch_size, progress=stderr_progress())
     ctx.emit(report.to_dict(), args.json)
     return 0

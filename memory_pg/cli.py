@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 _COMMAND_MODULES: tuple[str, ...] = (
     "memory_pg._cli_demo",
     "memory_pg._cli_hermes",
+    "memory_pg._cli_eval",
     "memory_pg._cli_lifecycle",
 )
 
@@ -39,7 +40,7 @@ class CliContext:
     def __init__(self, args: argparse.Namespace, out: IO[str]) -> None:
         self.args = args
         self.out = out
-        self._store: Any = None
+        self._stores: dict[str | None, Any] = {}
 
     @property
     def database_url(self) -> str | None:
@@ -47,18 +48,26 @@ class CliContext:
         value: str | None = self.args.database_url
         return value
 
-    def store(self, user_id: str | None = None) -> Any:
-        """The MemoryStore of this command (opened once; embedded server if no URL)."""
-        if self._store is None:
+    def store(self, user_id: str | None = None, *, maintenance: bool = False) -> Any:
+        """The MemoryStore of this command (opened once; embedded server if no URL).
+
+        ``maintenance=True`` is for cross-user jobs (forget, consolidate, reembed):
+        it connects with ``--maintenance-database-url`` when given, a role that
+        row-level security lets see every user (see docs/roles.md).
+        """
+        url = self.database_url
+        if maintenance and self.args.maintenance_database_url:
+            url = self.args.maintenance_database_url
+        if url not in self._stores:
             from memory_pg.store import MemoryStore
 
-            self._store = MemoryStore(
-                self.database_url,
+            self._stores[url] = MemoryStore(
+                url,
                 home=self.args.home,
                 embedding_model=self.args.embedding_model,
                 auto_migrate=True if self.args.auto_migrate else None,
             )
-        return self._store
+        return self._stores[url]
 
     def emit(self, obj: Any, as_json: bool) -> None:
         """Print ``obj`` as JSON (one document) or as readable text."""
@@ -72,9 +81,9 @@ class CliContext:
 
     def close(self) -> None:
         """Close the store, stopping the embedded server if this process started it."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
 
 
 def _json_default(value: object) -> Any:
@@ -219,7 +228,9 @@ def _cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace, ctx: CliContext) -> int:
-    ctx.emit(ctx.store().stats(user_id=args.user), args.json)
+    # All users' counts need a role that row-level security lets see everyone.
+    store = ctx.store(maintenance=not args.user)
+    ctx.emit(store.stats(user_id=args.user), args.json)
     return 0
 
 
@@ -251,12 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memory-pg",
         description="Long-term memory for LLM agents, kept in PostgreSQL with pgvector.",
+        epilog="Every option --some-option of a command can also be set with the "
+        "environment variable MEMORY_PG_SOME_OPTION (flags: =1).",
     )
     parser.add_argument(
         "--database-url",
         default=_env("MEMORY_PG_DATABASE_URL") or _env("DATABASE_URL"),
         help="PostgreSQL URL (env MEMORY_PG_DATABASE_URL, else DATABASE_URL); "
         "none: the embedded server",
+    )
+    parser.add_argument(
+        "--maintenance-database-url",
+        default=_env("MEMORY_PG_MAINTENANCE_DATABASE_URL"),
+        help="URL of a memory_pg_maintenance role for cross-user jobs "
+        "(env MEMORY_PG_MAINTENANCE_DATABASE_URL; default: --database-url)",
     )
     parser.add_argument(
         "--home",
@@ -348,7 +367,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for command in sub.choices.values():
+        _env_fallbacks(command)
     return parser
+
+
+def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
+    """Let ``MEMORY_PG_<OPTION>`` set any option a command does not already read from env.
+
+    ``--batch-size`` falls back to ``MEMORY_PG_BATCH_SIZE``, ``--dry-run`` to
+    ``MEMORY_PG_DRY_RUN=1``, and so on, so cron lines and containers need no flags.
+    """
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", "json"):
+            continue
+        value = os.environ.get("MEMORY_PG_" + action.dest.upper())
+        if not value:
+            continue
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            action.default = value.lower() in ("1", "true", "yes", "on")
+        elif isinstance(action, argparse._AppendAction):
+            action.default = [v.strip() for v in value.split(",") if v.strip()]
+        elif action.default is None or isinstance(action.default, (str, int, float)):
+            action.default = action.type(value) if callable(action.type) else value
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:

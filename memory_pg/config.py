@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 BUILTIN_MEMORY_TYPES: tuple[str, ...] = (
     "user_profile",
@@ -127,6 +128,94 @@ class LLMSettings:
         return cls(base_url=base_url, api_key=api_key, model=model or cls.model)
 
 
+#: Default half-lives (days) of the recency term per memory type: a profile fades
+#: slowly, a todo fast. Types not listed use ``RankingSettings.default_half_life_days``.
+DEFAULT_HALF_LIVES: dict[str, float] = {
+    "user_profile": 365.0,
+    "key_decision": 180.0,
+    "project_status": 30.0,
+    "dialogue": 30.0,
+    "todo": 7.0,
+}
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """How a search ranks: candidate pools, fusion and the final score's weights.
+
+    The final score, computed in the search statement and mirrored by
+    :func:`memory_pg.scoring.final_score`, is::
+
+        relevance = (rrf_weight * rrf + similarity_weight * similarity
+                     + lexical_weight * lexical) / (sum of those three weights)
+        score = relevance * (1 + recency_weight * recency
+                             + importance_weight * importance
+                             + reinforcement_weight * reinforcement)
+                / (1 + recency_weight + importance_weight + reinforcement_weight)
+
+    Relevance multiplies the rest, so recency or frequent use never lifts an
+    irrelevant memory; among equally relevant ones the newer, more important or
+    more used wins. Every part is in 0..1 and so is the score.
+
+    Attributes:
+        candidates: rows taken from each index (HNSW and full-text) before fusion.
+        rrf_k: the constant of reciprocal-rank fusion, ``1 / (rrf_k + rank)``.
+        rrf_weight: weight of the rank-fused relevance (normalised to 0..1).
+        similarity_weight: weight of the raw cosine similarity.
+        lexical_weight: weight of the full-text score (``ts_rank`` scaled to 0..1).
+        recency_weight: boost of a just-happened memory over a very old one.
+        importance_weight: boost of an importance-1 memory over an importance-0 one.
+        reinforcement_weight: boost of an often and recently used memory.
+        half_life_days: recency half-life per memory type, in days.
+        default_half_life_days: half-life of types not in ``half_life_days``.
+        reinforcement_saturation: uses after which reinforcement is ~63% of its maximum.
+        access_half_life_days: how fast the effect of the last use fades.
+    """
+
+    candidates: int = 100
+    rrf_k: int = 60
+    rrf_weight: float = 1.0
+    similarity_weight: float = 1.0
+    lexical_weight: float = 1.0
+    recency_weight: float = 0.3
+    importance_weight: float = 0.1
+    reinforcement_weight: float = 0.1
+    half_life_days: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
+    default_half_life_days: float = 30.0
+    reinforcement_saturation: float = 5.0
+    access_half_life_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        from memory_pg.errors import ConfigurationError
+
+        if not 1 <= self.candidates <= 10_000:
+            raise ConfigurationError("RankingSettings.candidates must be between 1 and 10000")
+        if self.rrf_k < 0:
+            raise ConfigurationError("RankingSettings.rrf_k must be >= 0")
+        weights = (
+            self.rrf_weight,
+            self.similarity_weight,
+            self.lexical_weight,
+            self.recency_weight,
+            self.importance_weight,
+            self.reinforcement_weight,
+        )
+        if any(w < 0 for w in weights):
+            raise ConfigurationError("RankingSettings weights must be >= 0")
+        if self.rrf_weight + self.similarity_weight + self.lexical_weight <= 0:
+            raise ConfigurationError("RankingSettings needs a positive relevance weight")
+        lives = [*self.half_life_days.values(), self.default_half_life_days]
+        lives += [self.access_half_life_days, self.reinforcement_saturation]
+        if any(not v > 0 for v in lives):
+            raise ConfigurationError("RankingSettings half-lives and saturation must be > 0")
+        # A read-only copy: the settings stay frozen even if the caller's dict changes.
+        object.__setattr__(self, "half_life_days", MappingProxyType(dict(self.half_life_days)))
+
+    def half_life(self, memory_type: str) -> float:
+        """The recency half-life of ``memory_type``, in days."""
+        return float(self.half_life_days.get(memory_type, self.default_half_life_days))
+
+
 #: Memory types whose new facts replace similar old ones (dialogue and todos accumulate).
 SUPERSEDE_TYPES: tuple[str, ...] = ("key_decision", "user_profile", "project_status")
 
@@ -149,6 +238,12 @@ class SupersedePolicy:
             catches near rewordings; use topic keys or a judge for the rest.
         judge_threshold: with a judge, the similarity from which it is asked.
         candidates: nearest current memories compared with each new one.
+        merge_min_overlap: word overlap (Jaccard, jieba words for Chinese) a near
+            duplicate also needs: the vector alone merged "我喜欢猫" into "我讨厌狗"
+            with the bundled model (cosine 1.0, all ``[UNK]``) and "meeting at 4pm"
+            into "meeting at 3pm" (0.93).
+        detect_min_overlap: word overlap a similarity-detected replacement also
+            needs ("prefers dark mode" / "prefers light mode": 0.5).
     """
 
     enabled: bool = True
@@ -157,6 +252,8 @@ class SupersedePolicy:
     detect_threshold: float = 0.80
     judge_threshold: float = 0.60
     candidates: int = 3
+    merge_min_overlap: float = 0.8
+    detect_min_overlap: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -193,9 +290,12 @@ class ConsolidatePolicy:
         threshold: cosine similarity at or above which two fragments belong together.
         min_cluster: fewest fragments worth a summary.
         max_rows_per_type: most current memories of one user and type examined per run.
+        min_word_overlap: word overlap two fragments also need (the bundled model
+            gives every short Chinese text nearly the same vector).
     """
 
     memory_types: tuple[str, ...] = ("dialogue", "todo")
     threshold: float = 0.80
     min_cluster: int = 2
     max_rows_per_type: int = 2000
+    min_word_overlap: float = 0.3

@@ -132,6 +132,10 @@ class EmbeddingModelMismatch(EmbeddingError):
 __all__ += ["EmbeddingModelMismatch", "QueryTimeout"]
 
 
+class InvalidEvalSet(InvalidInput):
+    """An evaluation file that is not the expected JSON shape (see ``memory_pg.evaluation``)."""
+
+
 class AccessDenied(DatabaseError):
     """The database role lacks a privilege (SQLSTATE 42501): grant it ``memory_pg_app``."""
 

@@ -16,14 +16,17 @@ from typing import Any
 import numpy as np
 from sqlalchemy import (
     ColumnElement,
+    DateTime,
     Delete,
     Executable,
+    Float,
     Insert,
     Select,
     TextClause,
     Update,
     and_,
     bindparam,
+    case,
     delete,
     func,
     literal,
@@ -36,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, insert
 
 from memory_pg._segment import query_terms, segment
+from memory_pg.config import RankingSettings
 from memory_pg.tables import dialogue_buffer, history, memories, settings
 
 m = memories
@@ -223,6 +227,11 @@ class SearchFilters:
         until: only memories whose event time is before this.
         metadata: only memories whose metadata contains this JSON object (``@>``).
         as_of: what was current at this past time, instead of now.
+        min_similarity: with ``min_lexical``, the relevance gate of a search: a
+            result is kept if its cosine similarity reaches ``min_similarity`` or
+            its full-text score reaches ``min_lexical`` (either alone when only it
+            is set). None for both: no gate.
+        min_lexical: see ``min_similarity``.
     """
 
     memory_types: tuple[str, ...] | None = None
@@ -230,6 +239,8 @@ class SearchFilters:
     until: datetime | None = None
     metadata: dict[str, Any] | None = None
     as_of: datetime | None = None
+    min_similarity: float | None = None
+    min_lexical: float | None = None
 
 
 def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
@@ -247,6 +258,21 @@ def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElemen
     return conds
 
 
+def _half_life_expr(ranking: RankingSettings) -> ColumnElement[Any]:
+    """The recency half-life (days) of each row's type, from the settings (bound values)."""
+    whens = {t: float(v) for t, v in sorted(ranking.half_life_days.items())}
+    default = literal(float(ranking.default_half_life_days), Float)
+    if not whens:
+        return default
+    return case(
+        {t: literal(v, Float) for t, v in whens.items()}, value=m.c.memory_type, else_=default
+    )
+
+
+def _days_between(later: ColumnElement[Any], earlier: ColumnElement[Any]) -> ColumnElement[Any]:
+    return func.greatest(func.extract("epoch", later - earlier) / 86400.0, 0.0)
+
+
 def search_memories(
     user_id: str,
     query_text: str,
@@ -254,15 +280,17 @@ def search_memories(
     *,
     top_k: int,
     filters: SearchFilters,
-    candidates: int = 100,
-    rrf_k: int = 60,
+    ranking: RankingSettings | None = None,
 ) -> Select[Any]:
-    """Hybrid search in one statement: vector and full-text candidates, fused by rank.
+    """Hybrid search in one statement: candidates, fusion and the final score.
 
     Candidates come from the HNSW index (cosine) and from the GIN full-text index
-    over the same rows; each list is ranked, and reciprocal-rank fusion
-    (``1/(rrf_k + rank)`` summed over both lists) orders the union.
+    over the same rows, ``ranking.candidates`` from each; the union is scored by
+    relevance (rank fusion and/or raw similarity and ``ts_rank``), recency with a
+    half-life per memory type, importance and reinforcement by use, exactly as
+    :mod:`memory_pg.scoring` computes them. Each row carries its score parts.
     """
+    rs = ranking or RankingSettings()
     conds = filter_conditions(user_id, filters)
     qvec = bindparam("query_vector", query_vector, type_=m.c.embedding.type)
     distance = m.c.embedding.cosine_distance(qvec)
@@ -271,7 +299,7 @@ def search_memories(
         select(m.c.id, distance.label("distance"))
         .where(*conds)
         .order_by(distance)
-        .limit(candidates)
+        .limit(rs.candidates)
         .subquery("vec_inner")
     )
     vec = select(
@@ -283,12 +311,13 @@ def search_memories(
     tsq = func.to_tsquery(_ENGLISH, literal(words_q)).op("||")(
         func.to_tsquery(_SIMPLE, literal(cjk_q))
     )
-    lex_score = func.ts_rank_cd(m.c.search_tsv, tsq)
+    # Normalisation 1|32: divide by 1 + log(length), then scale to rank / (rank + 1).
+    lex_score = func.ts_rank(m.c.search_tsv, tsq, literal(33))
     lex_inner = (
         select(m.c.id, lex_score.label("lex_score"))
         .where(*conds, m.c.search_tsv.op("@@")(tsq))
         .order_by(lex_score.desc())
-        .limit(candidates)
+        .limit(rs.candidates)
         .subquery("lex_inner")
     )
     lex = select(
@@ -297,32 +326,78 @@ def search_memories(
         func.row_number().over(order_by=lex_inner.c.lex_score.desc()).label("rank"),
     ).cte("lex")
 
-    vec_part = func.coalesce(1.0 / (rrf_k + vec.c.rank), 0.0)
-    lex_part = func.coalesce(1.0 / (rrf_k + lex.c.rank), 0.0)
     fused = (
         select(
             func.coalesce(vec.c.id, lex.c.id).label("id"),
-            (vec_part + lex_part).label("score"),
             vec.c.rank.label("vector_rank"),
             lex.c.rank.label("lexical_rank"),
-            func.coalesce(lex.c.lex_score, 0.0).label("lexical_score"),
+            func.coalesce(lex.c.lex_score, 0.0).label("lexical"),
         )
         .select_from(vec.join(lex, vec.c.id == lex.c.id, full=True))
         .cte("fused")
     )
-    return (
+
+    k = float(rs.rrf_k)
+    now = literal(filters.as_of, DateTime(timezone=True)) if filters.as_of else func.now()
+    rrf = (
+        func.coalesce(1.0 / (k + fused.c.vector_rank), 0.0)
+        + func.coalesce(1.0 / (k + fused.c.lexical_rank), 0.0)
+    ) * ((k + 1.0) / 2.0)
+    similarity = 1.0 - distance
+    rel_total = rs.rrf_weight + rs.similarity_weight + rs.lexical_weight
+    relevance = (
+        literal(rs.rrf_weight) * rrf
+        + literal(rs.similarity_weight) * func.greatest(similarity, 0.0)
+        + literal(rs.lexical_weight) * fused.c.lexical
+    ) / literal(rel_total)
+    recency = func.power(0.5, _days_between(now, m.c.event_time) / _half_life_expr(rs))
+    reinforcement = case(
+        (
+            and_(m.c.access_count > 0, m.c.last_accessed_at.is_not(None)),
+            (1.0 - func.exp(-m.c.access_count / literal(float(rs.reinforcement_saturation))))
+            * func.power(
+                0.5,
+                _days_between(now, m.c.last_accessed_at) / literal(float(rs.access_half_life_days)),
+            ),
+        ),
+        else_=literal(0.0),
+    )
+    parts = (
         select(
             *MEMORY_COLUMNS,
-            m.c.embedding.cosine_distance(qvec).label("distance"),
-            fused.c.score,
+            distance.label("distance"),
+            similarity.label("similarity"),
+            fused.c.lexical,
             fused.c.vector_rank,
             fused.c.lexical_rank,
-            fused.c.lexical_score,
+            rrf.label("rrf"),
+            relevance.label("relevance"),
+            recency.label("recency"),
+            reinforcement.label("reinforcement"),
         )
         .select_from(fused.join(m, and_(m.c.user_id == user_id, m.c.id == fused.c.id)))
-        .order_by(fused.c.score.desc(), m.c.created_at.desc())
-        .limit(top_k)
+        .cte("parts")
     )
+    most = 1.0 + rs.recency_weight + rs.importance_weight + rs.reinforcement_weight
+    score = (
+        parts.c.relevance
+        * (
+            1.0
+            + literal(rs.recency_weight) * parts.c.recency
+            + literal(rs.importance_weight) * parts.c.importance
+            + literal(rs.reinforcement_weight) * parts.c.reinforcement
+        )
+        / literal(most)
+    )
+    stmt = select(*parts.c, score.label("score"))
+    gates = []
+    if filters.min_similarity is not None:
+        gates.append(parts.c.similarity >= literal(filters.min_similarity))
+    if filters.min_lexical is not None:
+        gates.append(parts.c.lexical >= literal(filters.min_lexical))
+    if gates:
+        stmt = stmt.where(or_(*gates))
+    return stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(top_k)
 
 
 def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:

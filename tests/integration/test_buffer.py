@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import (
     EmptyText,
     InvalidArgument,
@@ -15,7 +16,6 @@ from memory_pg.errors import (
     MissingUserScope,
     UnknownMemoryType,
 )
-from memory_pg.store import AsyncMemoryStore
 
 
 @dataclass(frozen=True)

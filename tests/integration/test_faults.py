@@ -19,9 +19,10 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine
 
+from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import DatabaseUnavailable, QueryTimeout
-from memory_pg.store import AsyncMemoryStore, MemoryStore
+from memory_pg.store import MemoryStore
 from tests.integration._security_support import row_counts
 
 #: Generous bound for "it did not hang": far above connect_timeout, far below forever.

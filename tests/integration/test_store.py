@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from memory_pg import errors
-from memory_pg.store import AsyncMemoryStore, MemoryInput, MemoryStore
+from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.store import MemoryInput, MemoryStore
 from tests.conftest import count_rows
 
 

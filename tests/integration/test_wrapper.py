@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import MemoryCompactor
 from memory_pg.errors import InvalidArgument, MissingUserScope
-from memory_pg.store import AsyncMemoryStore
 from memory_pg.wrapper import (
     INPUT_HEADER,
     MEMORY_HEADER,

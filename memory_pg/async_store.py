@@ -1,0 +1,278 @@
+"""AsyncMemoryStore: the asyncio twin of MemoryStore, driving the same statement plans."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.sql import Executable
+
+from memory_pg import buffer, queries
+from memory_pg._base import (
+    MemoryInput,
+    Plan,
+    StoreCore,
+    T,
+    memory_dict,
+    parse_memory_id,
+    translate_errors,
+    validate_top_k,
+)
+from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
+from memory_pg.embedding import Embedder
+from memory_pg.lifecycle import Judge
+from memory_pg.store import MemoryStore, _engine_options, _materialize, _stats_dict
+
+__all__ = ["AsyncMemoryStore"]
+
+
+class AsyncMemoryStore(StoreCore):
+    """The asyncio twin of :class:`MemoryStore`: the same methods, awaited.
+
+    Opening (embedded server, migration, model check) happens on first use or on
+    ``await store.open()``; embedding runs in a worker thread so the event loop
+    keeps serving. Use ``async with AsyncMemoryStore(...) as store``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        user_id: str | None = None,
+        embedding_model: str | None = None,
+        embedder: Embedder | None = None,
+        home: str | os.PathLike[str] | None = None,
+        auto_migrate: bool | None = None,
+        settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
+        ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
+        self._user_id = None if user_id is None else self._scope(user_id)
+        self.ef_search = ef_search
+        self._args = (url, home, auto_migrate, embedding_model, embedder)
+        self._given_engine = engine
+        self.engine: AsyncEngine | None = engine
+        self._sync: MemoryStore | None = None
+        self._open_lock = asyncio.Lock()
+
+    async def open(self) -> AsyncMemoryStore:
+        """Start, migrate and check the database (done on first use otherwise)."""
+        async with self._open_lock:
+            if self._sync is not None:
+                return self
+            url, home, auto_migrate, model, embedder = self._args
+            if self._given_engine is not None and url is None:
+                url = self._given_engine.url.render_as_string(hide_password=False)
+            self._sync = await asyncio.to_thread(
+                MemoryStore,
+                url,
+                user_id=self._user_id,
+                embedding_model=model,
+                embedder=embedder,
+                home=home,
+                auto_migrate=auto_migrate,
+                settings=self.settings,
+            )
+            self.embedder = self._sync.embedder
+            self.embedding = self._sync.embedding
+            if self.engine is None:
+                self.engine = create_async_engine(
+                    self._sync.engine.url, **_engine_options(self.settings)
+                )
+        return self
+
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
+
+    async def _ready(self) -> AsyncEngine:
+        if self._sync is None:
+            await self.open()
+        assert self.engine is not None
+        return self.engine
+
+    @contextlib.asynccontextmanager
+    async def _transaction(
+        self, user_id: str | None, conn: AsyncConnection | None
+    ) -> AsyncIterator[AsyncConnection]:
+        engine = await self._ready()
+        with translate_errors():
+            if conn is not None:
+                await conn.execute(queries.set_tenant(user_id))
+                yield conn
+                return
+            async with engine.begin() as own:
+                await own.execute(queries.set_tenant(user_id))
+                yield own
+
+    async def _run(
+        self, plan: Plan[T], user_id: str | None, conn: AsyncConnection | None = None
+    ) -> T:
+        async with self._transaction(user_id, conn) as c:
+            try:
+                stmt: Executable = next(plan)
+                while True:
+                    stmt = plan.send(_materialize(await c.execute(stmt)))
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        """Close what this store opened."""
+        if self.engine is not None and self._given_engine is None:
+            await self.engine.dispose()
+        if self._sync is not None:
+            await asyncio.to_thread(self._sync.close)
+            self._sync = None
+
+    async def __aenter__(self) -> AsyncMemoryStore:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def add_memory(
+        self,
+        text: str,
+        memory_type: str = "dialogue",
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        user_id: str | None = None,
+        topic: str | None = None,
+        importance: float | None = None,
+        event_time: datetime | None = None,
+        expires_at: datetime | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> str:
+        """See :meth:`MemoryStore.add_memory`."""
+        item = MemoryInput(text, memory_type, metadata, topic, importance, event_time, expires_at)
+        return (await self.add_memories([item], user_id=user_id, conn=conn))[0]
+
+    async def add_memories(
+        self,
+        items: Iterable[MemoryInput | Mapping[str, Any] | str],
+        *,
+        user_id: str | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> list[str]:
+        """See :meth:`MemoryStore.add_memories`."""
+        await self._ready()
+        prepared = self._prepare(user_id, items)
+        if not prepared.texts:
+            return []
+        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+        rows = self._rows(prepared, vectors)
+        return await self._run(self._plan_insert(rows), prepared.user_id, conn)
+
+    async def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+        """See :meth:`MemoryStore.delete_memory`."""
+        uid = self._scope(user_id)
+        return await self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+
+    async def clear_user_memory(self, user_id: str | None = None) -> int:
+        """See :meth:`MemoryStore.clear_user_memory`."""
+        uid = self._scope(user_id)
+        return await self._run(self._plan_clear(uid), uid)
+
+    async def append_turn(
+        self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """See :meth:`MemoryStore.append_turn`."""
+        uid = self._scope(user_id)
+        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+        return await self._run(buffer.plan_append(uid, session, role, content), uid)
+
+    async def pending_turns(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.pending_turns`."""
+        uid = self._scope(user_id)
+        session = buffer.check_session_id(session_id, self.settings)
+        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
+        return await self._run(plan, uid)
+
+    async def commit_compaction(
+        self,
+        turn_ids: Sequence[int],
+        memories: Iterable[Any],
+        *,
+        user_id: str | None = None,
+    ) -> list[str]:
+        """See :meth:`MemoryStore.commit_compaction`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        ids = buffer.check_turn_ids(turn_ids)
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        insert_plan = None
+        if prepared.texts:
+            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+            insert_plan = self._plan_insert(self._rows(prepared, vectors))
+        return await self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        as_of: datetime | None = None,
+        track_access: bool = True,
+        min_similarity: float | None = None,
+        min_lexical: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.search`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        from memory_pg._validate import check_text
+
+        text = check_text(query, self.settings, what="query")
+        k = validate_top_k(top_k)
+        filters = self._search_filters(
+            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+        )
+        vector = await asyncio.to_thread(self.embedder.embed_query, text)
+        plan = self._plan_search(
+            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
+        )
+        return await self._run(plan, uid)
+
+    async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+        """See :meth:`MemoryStore.get`."""
+        uid = self._scope(user_id)
+        stmt = queries.get_memory(uid, parse_memory_id(memory_id))
+        rows = await self._run(self._plan_one(stmt), uid)
+        return memory_dict(rows[0]) if rows else None
+
+    async def history(
+        self, memory_id: str | None = None, *, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.history`."""
+        uid = self._scope(user_id)
+        mid = parse_memory_id(memory_id) if memory_id is not None else None
+        rows = await self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+        return [memory_dict(r) for r in rows]
+
+    async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        """See :meth:`MemoryStore.stats`."""
+        uid = self._scope(user_id) if (user_id or self._user_id) else None
+        return _stats_dict(await self._run(self._plan_one(queries.stats(uid)), uid), uid)

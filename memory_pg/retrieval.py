@@ -1,0 +1,256 @@
+"""MemoryRetriever: a user's input in, the memories worth putting in the prompt out.
+
+The store ranks in SQL (see :mod:`memory_pg.scoring`); the retriever drops what is
+clearly irrelevant and formats the rest as a numbered, typed block whose labels
+read in Chinese and English::
+
+    相关记忆 / Relevant memories:
+    1. [关键决策 key_decision] 使用 PostgreSQL 作为数据库 (2026-11-02)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memory_pg.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.store import MemoryStore
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TYPE_LABELS", "AsyncMemoryRetriever", "MemoryRetriever", "RetrievalSettings"]
+
+#: Readable names of the built-in types; a team's own types show their own name.
+TYPE_LABELS: dict[str, str] = {
+    "user_profile": "用户画像",
+    "project_status": "项目状态",
+    "key_decision": "关键决策",
+    "todo": "待办事项",
+    "dialogue": "对话",
+}
+
+HEADER = "相关记忆 / Relevant memories:"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """What counts as relevant enough to reach a prompt.
+
+    A result is kept when its cosine ``similarity`` is at least
+    ``min_similarity`` **or** its full-text score ``lexical`` is at least
+    ``min_lexical`` (a query word, or a segmented Chinese word, matched). Both
+    gates exist because an English-only model (all-MiniLM-L6-v2) gives Chinese
+    text meaningless vectors: there, a word match is the evidence. Measured on
+    ``memory_pg/data/eval_bilingual.json`` with all-MiniLM-L6-v2: see the eval
+    command in the README.
+
+    Attributes:
+        min_similarity: cosine similarity that alone makes a result relevant.
+        min_lexical: full-text score (0..1) that alone makes a result relevant.
+        min_score: final score below which a result is dropped whatever else.
+    """
+
+    min_similarity: float = 0.35
+    min_lexical: float = 0.01
+    min_score: float = 0.0
+
+    def keeps(self, hit: Mapping[str, Any]) -> bool:
+        """Whether a search result clears the gates."""
+        if float(hit.get("score") or 0.0) < self.min_score:
+            return False
+        return (
+            float(hit.get("similarity") or 0.0) >= self.min_similarity
+            or float(hit.get("lexical") or 0.0) >= self.min_lexical
+        )
+
+
+def type_label(memory_type: str) -> str:
+    """``"关键决策 key_decision"``: the Chinese name beside the type, when there is one."""
+    zh = TYPE_LABELS.get(memory_type)
+    return f"{zh} {memory_type}" if zh else memory_type
+
+
+def format_block(hits: Sequence[Mapping[str, Any]]) -> str:
+    """The prompt block for ``hits``; empty string for none."""
+    if not hits:
+        return ""
+    lines = [HEADER]
+    for n, hit in enumerate(hits, 1):
+        when = hit.get("event_time") or hit.get("created_at")
+        date = f" ({when.date().isoformat()})" if isinstance(when, datetime) else ""
+        text = " ".join(str(hit["text"]).split())
+        lines.append(f"{n}. [{type_label(str(hit['memory_type']))}] {text}{date}")
+    return "\n".join(lines)
+
+
+class _RetrieverBase:
+    def __init__(self, top_k: int, settings: RetrievalSettings | None) -> None:
+        if not isinstance(top_k, int) or not 1 <= top_k <= 1000:
+            raise InvalidArgument(f"top_k must be an int between 1 and 1000, got {top_k!r}")
+        self.top_k = top_k
+        self.settings = settings or RetrievalSettings()
+
+    def _keep(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # The gates already ran in SQL; min_score is checked here (it needs the score).
+        kept = [h for h in hits if self.settings.keeps(h)]
+        logger.debug("retrieved %d, kept %d", len(hits), len(kept))
+        return kept
+
+    def _search_kwargs(
+        self,
+        memory_types: Sequence[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        metadata_filter: Mapping[str, Any] | None,
+        user_id: str | None,
+    ) -> dict[str, Any]:
+        return {
+            "memory_types": memory_types,
+            "since": since,
+            "until": until,
+            "metadata_filter": metadata_filter,
+            "user_id": user_id,
+            "min_similarity": self.settings.min_similarity,
+            "min_lexical": self.settings.min_lexical,
+        }
+
+
+class MemoryRetriever(_RetrieverBase):
+    """Finds the memories relevant to a user's input, as a prompt block or a list.
+
+    Example::
+
+        retriever = MemoryRetriever(store, top_k=5)
+        context = retriever.retrieve_context("我们用什么数据库？")
+
+    The relevance gates run inside the search statement, so what is dropped is
+    neither returned nor counted as used; what is returned is (``access_count``,
+    ``last_accessed_at``), in the same batched statement as the store's search.
+
+    Args:
+        store: a :class:`~memory_pg.store.MemoryStore`.
+        top_k: the most memories returned.
+        settings: the relevance gates (:class:`RetrievalSettings`).
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        top_k: int = 5,
+        *,
+        settings: RetrievalSettings | None = None,
+    ) -> None:
+        super().__init__(top_k, settings)
+        self.store = store
+
+    def retrieve_as_list(
+        self,
+        user_input: str,
+        *,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The relevant memories, best first, as the store's result dicts (with score parts).
+
+        Args:
+            user_input: what the user just said.
+            memory_types: only these types.
+            since: only memories whose event time is at or after this.
+            until: only memories whose event time is before this.
+            metadata_filter: only memories whose metadata contains this object.
+            user_id: the tenant, if not bound on the store.
+        """
+        hits = self.store.search(
+            user_input,
+            top_k=self.top_k,
+            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id),
+        )
+        return self._keep(hits)
+
+    def retrieve_context(
+        self,
+        user_input: str,
+        *,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+    ) -> str:
+        """The prompt block of the relevant memories; ``""`` when nothing is relevant.
+
+        Takes the same arguments as :meth:`retrieve_as_list`.
+        """
+        return format_block(
+            self.retrieve_as_list(
+                user_input,
+                memory_types=memory_types,
+                since=since,
+                until=until,
+                metadata_filter=metadata_filter,
+                user_id=user_id,
+            )
+        )
+
+
+class AsyncMemoryRetriever(_RetrieverBase):
+    """The asyncio twin of :class:`MemoryRetriever`, over an :class:`AsyncMemoryStore`."""
+
+    def __init__(
+        self,
+        store: AsyncMemoryStore,
+        top_k: int = 5,
+        *,
+        settings: RetrievalSettings | None = None,
+    ) -> None:
+        super().__init__(top_k, settings)
+        self.store = store
+
+    async def retrieve_as_list(
+        self,
+        user_input: str,
+        *,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryRetriever.retrieve_as_list`."""
+        hits = await self.store.search(
+            user_input,
+            top_k=self.top_k,
+            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id),
+        )
+        return self._keep(hits)
+
+    async def retrieve_context(
+        self,
+        user_input: str,
+        *,
+        memory_types: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        metadata_filter: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+    ) -> str:
+        """See :meth:`MemoryRetriever.retrieve_context`."""
+        return format_block(
+            await self.retrieve_as_list(
+                user_input,
+                memory_types=memory_types,
+                since=since,
+                until=until,
+                metadata_filter=metadata_filter,
+                user_id=user_id,
+            )
+        )

@@ -1,0 +1,187 @@
+"""Search ranks like memory: relevance first, then recency, importance and use."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from memory_pg import scoring
+from memory_pg.config import RankingSettings
+
+
+def _ago(days: float) -> datetime:
+    return datetime.now(timezone.utc) - timedelta(days=days)
+
+
+def test_results_carry_their_score_parts(store: Any) -> None:
+    store.add_memory("使用 PostgreSQL 作为数据库", "key_decision", importance=0.9)
+    hit = store.search("PostgreSQL 数据库", top_k=1)[0]
+    for key in ("text", "metadata", "distance", "score", "id", "memory_type", "created_at"):
+        assert key in hit
+    for key in (
+        "similarity",
+        "lexical",
+        "rrf",
+        "relevance",
+        "recency",
+        "importance",
+        "reinforcement",
+    ):
+        assert isinstance(hit[key], float), key
+    assert 0 < hit["score"] <= 1
+    assert hit["lexical"] > 0
+
+
+def test_sql_score_matches_scoring_module(make_store: Any) -> None:
+    ranking = RankingSettings(similarity_weight=0.5, lexical_weight=0.5)
+    store = make_store(user_id="alice", ranking=ranking)
+    store.add_memory(
+        "the team chose PostgreSQL", "key_decision", importance=0.8, event_time=_ago(90)
+    )
+    store.add_memory("buy milk tomorrow", "todo", event_time=_ago(3))
+    store.search("PostgreSQL", top_k=2)  # one use, so reinforcement is non-zero next time
+    for hit in store.search("PostgreSQL team", top_k=2, track_access=False):
+        age = (datetime.now(timezone.utc) - hit["event_time"]).total_seconds() / 86400
+        rec = scoring.recency(age, ranking.half_life(hit["memory_type"]))
+        assert hit["recency"] == pytest.approx(rec, rel=1e-3)
+        since = (datetime.now(timezone.utc) - hit["last_accessed_at"]).total_seconds() / 86400
+        reinf = scoring.reinforcement(hit["access_count"], since, ranking)
+        assert hit["reinforcement"] == pytest.approx(reinf, rel=1e-3, abs=1e-9)
+        rel = scoring.relevance(hit["rrf"], hit["similarity"], hit["lexical"], ranking)
+        assert hit["relevance"] == pytest.approx(rel, rel=1e-6)
+        score = scoring.final_score(rel, rec, hit["importance"], reinf, ranking)
+        assert hit["score"] == pytest.approx(score, rel=1e-3)
+
+
+def test_of_two_equally_relevant_memories_the_newer_ranks_first(store: Any) -> None:
+    store.add_memory("Alex's favourite colour is blue", event_time=_ago(200))
+    store.add_memory("Alex's favourite colour is green", event_time=_ago(1))
+    hits = store.search("What is Alex's favourite colour?", top_k=2)
+    assert [h["text"] for h in hits] == [
+        "Alex's favourite colour is green",
+        "Alex's favourite colour is blue",
+    ]
+    assert hits[0]["recency"] > hits[1]["recency"]
+
+
+def test_a_clearly_more_relevant_old_memory_beats_a_barely_relevant_new_one(store: Any) -> None:
+    store.add_memory(
+        "The team chose PostgreSQL as the production database",
+        "key_decision",
+        event_time=_ago(400),
+    )
+    store.add_memory("We talked about the weekend and the database meetup", event_time=_ago(0))
+    hits = store.search("Which production database did the team choose?", top_k=2)
+    assert hits[0]["text"] == "The team chose PostgreSQL as the production database"
+    assert hits[0]["recency"] < hits[1]["recency"]
+
+
+def test_a_todo_fades_faster_than_a_profile(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memory("Call the dentist about the appointment", "todo", event_time=_ago(60))
+    store.add_memory("Alex sees the dentist every six months", "user_profile", event_time=_ago(60))
+    hits = {h["memory_type"]: h for h in store.search("dentist appointment", top_k=2)}
+    assert hits["todo"]["recency"] < hits["user_profile"]["recency"]
+    faster = make_store(
+        user_id="alice", ranking=RankingSettings(half_life_days={"user_profile": 1.0})
+    )
+    again = {h["memory_type"]: h for h in faster.search("dentist appointment", top_k=2)}
+    assert again["user_profile"]["recency"] < 0.01
+
+
+def test_superseded_and_expired_memories_are_hidden_unless_asked(store: Any, raw: Any) -> None:
+    old = store.add_memory("We use MySQL as the database", "key_decision")
+    new = store.add_memory("We use PostgreSQL as the database", "key_decision")
+    gone = store.add_memory("The database sprint ends Friday", "todo", expires_at=_ago(-1))
+    raw.execute(
+        "UPDATE memory_pg_memories SET superseded_at = now(), superseded_by = %s WHERE id = %s",
+        (new, old),
+    )
+    raw.execute("UPDATE memory_pg_memories SET expires_at = now() WHERE id = %s", (gone,))
+    ids = {h["id"] for h in store.search("database", top_k=10)}
+    assert ids == {new}
+    # Just after the writes, before the supersession and the expiry: both were current.
+    written = store.get(gone)["created_at"]
+    past = {h["id"] for h in store.search("database", top_k=10, as_of=written)}
+    assert old in past and gone in past
+
+
+def test_filters_by_type_time_and_metadata(store: Any) -> None:
+    store.add_memory(
+        "Deploy the API on Kubernetes", "key_decision", {"project": "api"}, event_time=_ago(40)
+    )
+    store.add_memory(
+        "Deploy the web app on Vercel", "key_decision", {"project": "web"}, event_time=_ago(5)
+    )
+    store.add_memory("Deploy the API before Friday", "todo", {"project": "api"}, event_time=_ago(2))
+    q = "where do we deploy"
+    assert {h["memory_type"] for h in store.search(q, memory_types=["todo"])} == {"todo"}
+    recent = store.search(q, since=_ago(10))
+    assert {h["text"] for h in recent} == {
+        "Deploy the web app on Vercel",
+        "Deploy the API before Friday",
+    }
+    old = store.search(q, until=_ago(10))
+    assert [h["text"] for h in old] == ["Deploy the API on Kubernetes"]
+    api = store.search(q, metadata_filter={"project": "api"})
+    assert {h["metadata"]["project"] for h in api} == {"api"}
+    assert len(api) == 2
+
+
+def test_results_never_cross_users(make_store: Any) -> None:
+    alice = make_store(user_id="alice")
+    bob = make_store(user_id="bob")
+    alice.add_memory("Alice's password hint is the name of her cat")
+    bob.add_memory("Bob likes hiking")
+    texts = [h["text"] for h in bob.search("password hint cat", top_k=10)]
+    assert texts == ["Bob likes hiking"]
+    texts = [h["text"] for h in alice.search("hiking", top_k=10, user_id="alice")]
+    assert texts == ["Alice's password hint is the name of her cat"]
+
+
+def test_returned_memories_are_marked_used_in_one_statement(store: Any, raw: Any) -> None:
+    store.add_memory("I prefer tea over coffee")
+    store.add_memory("The office is in Berlin")
+    hits = store.search("tea or coffee?", top_k=1)
+    rows = dict(
+        raw.execute(
+            "SELECT text, access_count FROM memory_pg_memories WHERE user_id = 'alice'"
+        ).fetchall()
+    )
+    assert rows[hits[0]["text"]] == 1
+    assert sorted(rows.values()) == [0, 1]
+    store.search("tea or coffee?", top_k=1, track_access=False)
+    again = store.search("tea or coffee?", top_k=2)
+    assert again[0]["access_count"] == 1  # as it was before this search
+    assert (
+        raw.execute(
+            "SELECT access_count FROM memory_pg_memories WHERE text = %s", (hits[0]["text"],)
+        ).fetchone()[0]
+        == 2
+    )
+
+
+def test_the_touch_is_one_statement_for_all_results() -> None:
+    import uuid
+
+    from memory_pg import queries
+
+    ids = [uuid.uuid4() for _ in range(3)]
+    sql = str(queries.touch_memories("alice", ids).compile())
+    assert sql.count("UPDATE") == 1
+    assert "access_count" in sql and "last_accessed_at" in sql
+
+
+def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
+    store.add_memory("The production database is PostgreSQL 16")
+    store.add_memory("Alex's cat is called Miso")
+    kept = store.search("database version", top_k=5, min_similarity=0.35, min_lexical=0.01)
+    assert [h["text"] for h in kept] == ["The production database is PostgreSQL 16"]
+    assert (
+        store.search(
+            "quantum chromodynamics lecture", top_k=5, min_similarity=0.35, min_lexical=0.01
+        )
+        == []
+    )

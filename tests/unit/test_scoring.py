@@ -1,0 +1,75 @@
+"""The ranking maths: decay, fusion and the final score."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg import scoring
+from memory_pg.config import RankingSettings
+from memory_pg.errors import ConfigurationError
+
+
+def test_recency_halves_every_half_life() -> None:
+    assert scoring.recency(0, 30) == 1.0
+    assert scoring.recency(30, 30) == pytest.approx(0.5)
+    assert scoring.recency(60, 30) == pytest.approx(0.25)
+    assert scoring.recency(-5, 30) == 1.0  # a future event time counts as now
+
+
+def test_profile_fades_slower_than_todo_by_default() -> None:
+    s = RankingSettings()
+    assert s.half_life("user_profile") > s.half_life("key_decision") > s.half_life("todo")
+    assert s.half_life("team_type") == s.default_half_life_days
+
+
+def test_reinforcement_grows_with_use_and_fades_with_time() -> None:
+    s = RankingSettings()
+    assert scoring.reinforcement(0, None, s) == 0.0
+    once = scoring.reinforcement(1, 0, s)
+    often = scoring.reinforcement(20, 0, s)
+    assert 0 < once < often < 1
+    assert scoring.reinforcement(20, 90, s) < often
+
+
+def test_rrf_is_one_when_first_everywhere() -> None:
+    assert scoring.rrf([1, 1], 60) == pytest.approx(1.0)
+    assert scoring.rrf([1, None], 60) == pytest.approx(0.5)
+    assert scoring.rrf([2, 3], 60) < scoring.rrf([1, 3], 60)
+
+
+def test_relevance_is_a_weighted_mean() -> None:
+    s = RankingSettings(rrf_weight=1, similarity_weight=1, lexical_weight=0)
+    assert scoring.relevance(1.0, 0.5, 0.9, s) == pytest.approx(0.75)
+    assert scoring.relevance(1.0, -0.2, 0.0, s) == pytest.approx(0.5)  # negative cosine is 0
+
+
+def test_final_score_keeps_relevance_first() -> None:
+    s = RankingSettings()
+    old_relevant = scoring.final_score(0.8, scoring.recency(400, 30), 0.5, 0.0, s)
+    new_barely = scoring.final_score(0.4, 1.0, 0.5, 0.0, s)
+    assert old_relevant > new_barely
+    assert scoring.final_score(0.6, 1.0, 0.5, 0, s) > scoring.final_score(0.6, 0.1, 0.5, 0, s)
+    assert scoring.final_score(1.0, 1.0, 1.0, 1.0, s) == pytest.approx(1.0)
+    assert scoring.final_score(0.0, 1.0, 1.0, 1.0, s) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"candidates": 0},
+        {"recency_weight": -1},
+        {"rrf_weight": 0, "similarity_weight": 0, "lexical_weight": 0},
+        {"half_life_days": {"todo": 0}},
+        {"rrf_k": -1},
+    ],
+)
+def test_bad_settings_are_refused(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError):
+        RankingSettings(**kwargs)  # type: ignore[arg-type]
+
+
+def test_settings_stay_frozen_when_the_callers_dict_changes() -> None:
+    lives = {"todo": 3.0}
+    s = RankingSettings(half_life_days=lives)
+    lives["todo"] = 300.0
+    assert s.half_life("todo") == 3.0
