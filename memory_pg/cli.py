@@ -262,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memory-pg",
         description="Long-term memory for LLM agents, kept in PostgreSQL with pgvector.",
+        epilog="Every option --some-option of a command can also be set with the "
+        "environment variable MEMORY_PG_SOME_OPTION (flags: =1).",
     )
     parser.add_argument(
         "--database-url",
@@ -365,7 +367,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for command in sub.choices.values():
+        _env_fallbacks(command)
     return parser
+
+
+def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
+    """Let ``MEMORY_PG_<OPTION>`` set any option a command does not already read from env.
+
+    ``--batch-size`` falls back to ``MEMORY_PG_BATCH_SIZE``, ``--dry-run`` to
+    ``MEMORY_PG_DRY_RUN=1``, and so on, so cron lines and containers need no flags.
+    """
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", "json"):
+            continue
+        value = os.environ.get("MEMORY_PG_" + action.dest.upper())
+        if not value:
+            continue
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            action.default = value.lower() in ("1", "true", "yes", "on")
+        elif isinstance(action, argparse._AppendAction):
+            action.default = [v.strip() for v in value.split(",") if v.strip()]
+        elif action.default is None or isinstance(action.default, (str, int, float)):
+            action.default = action.type(value) if callable(action.type) else value
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:

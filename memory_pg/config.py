@@ -238,6 +238,12 @@ class SupersedePolicy:
             catches near rewordings; use topic keys or a judge for the rest.
         judge_threshold: with a judge, the similarity from which it is asked.
         candidates: nearest current memories compared with each new one.
+        merge_min_overlap: word overlap (Jaccard, jieba words for Chinese) a near
+            duplicate also needs: the vector alone merged "我喜欢猫" into "我讨厌狗"
+            with the bundled model (cosine 1.0, all ``[UNK]``) and "meeting at 4pm"
+            into "meeting at 3pm" (0.93).
+        detect_min_overlap: word overlap a similarity-detected replacement also
+            needs ("prefers dark mode" / "prefers light mode": 0.5).
     """
 
     enabled: bool = True
@@ -246,6 +252,8 @@ class SupersedePolicy:
     detect_threshold: float = 0.80
     judge_threshold: float = 0.60
     candidates: int = 3
+    merge_min_overlap: float = 0.8
+    detect_min_overlap: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -282,9 +290,12 @@ class ConsolidatePolicy:
         threshold: cosine similarity at or above which two fragments belong together.
         min_cluster: fewest fragments worth a summary.
         max_rows_per_type: most current memories of one user and type examined per run.
+        min_word_overlap: word overlap two fragments also need (the bundled model
+            gives every short Chinese text nearly the same vector).
     """
 
     memory_types: tuple[str, ...] = ("dialogue", "todo")
     threshold: float = 0.80
     min_cluster: int = 2
     max_rows_per_type: int = 2000
+    min_word_overlap: float = 0.3

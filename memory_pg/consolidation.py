@@ -91,8 +91,18 @@ def _norm(value: str) -> str:
     return " ".join(value.lower().split()).strip(" .!?。！？;；")
 
 
-def clusters(vectors: np.ndarray[Any, Any], threshold: float, min_size: int) -> list[list[int]]:
+def clusters(
+    vectors: np.ndarray[Any, Any],
+    threshold: float,
+    min_size: int,
+    texts: Sequence[str] | None = None,
+    min_overlap: float = 0.0,
+) -> list[list[int]]:
     """Groups of rows whose vectors are linked by cosine similarity ``>= threshold``.
+
+    With ``texts``, two rows are linked only if their words also overlap by
+    ``min_overlap`` (see :func:`memory_pg.lifecycle.word_overlap`): the bundled
+    model gives every short Chinese text nearly the same vector.
 
     Connected components of the similarity graph (single linkage), each sorted,
     largest first; only groups of at least ``min_size`` rows.
@@ -110,6 +120,8 @@ def clusters(vectors: np.ndarray[Any, Any], threshold: float, min_size: int) -> 
         return i
 
     for i, j in zip(*np.nonzero(np.triu(sims >= threshold, k=1)), strict=True):
+        if texts is not None and lifecycle.word_overlap(texts[i], texts[j]) < min_overlap:
+            continue
         parent[root(int(i))] = root(int(j))
     groups: dict[int, list[int]] = {}
     for i in range(n):
@@ -233,7 +245,10 @@ def _consolidate_one(
     if len(rows) < policy.min_cluster:
         return
     vectors = np.asarray([np.asarray(r["embedding"], dtype=np.float32) for r in rows])
-    for group in clusters(vectors, policy.threshold, policy.min_cluster):
+    texts = [str(r["text"]) for r in rows]
+    for group in clusters(
+        vectors, policy.threshold, policy.min_cluster, texts, policy.min_word_overlap
+    ):
         members = [rows[i] for i in group]
         report.clusters += 1
         report.merged += len(members)

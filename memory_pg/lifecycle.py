@@ -47,6 +47,7 @@ from sqlalchemy import (
 from sqlalchemy import delete as sa_delete
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from memory_pg._segment import segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
 from memory_pg.tables import history, memories
 
@@ -173,6 +174,35 @@ def ask_judge(judge: Judge, old: str, new: str) -> Action:
     return "add"
 
 
+#: English function words left out of :func:`word_overlap` (jieba's side drops Chinese ones).
+_EN_STOPWORDS = frozenset(
+    "a an the our my your his her their its we i you he she they it is are was were be "
+    "will would shall should can could to of in on at as for with from by and or this that "
+    "these those me us them".split()
+)
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' words (jieba words for Chinese), 0..1.
+
+    The vector alone cannot tell two facts apart when the model cannot read the
+    text: all-MiniLM-L6-v2 maps "我喜欢猫" and "我讨厌狗" to the same vector (every
+    character is ``[UNK]``, cosine 1.0), and "meeting at 3pm" / "meeting at 4pm"
+    score 0.93. Merging or replacing also needs the words to agree.
+    """
+    sa, sb = segment(a), segment(b)
+    wa = (set(sa.words) - _EN_STOPWORDS) | set(sa.cjk)
+    wb = (set(sb.words) - _EN_STOPWORDS) | set(sb.cjk)
+    if not wa and not wb:
+        return 1.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def _numbers(text: str) -> list[str]:
+    seg = segment(text)
+    return [w for w in seg.words if any(ch.isdigit() for ch in w)]
+
+
 def decide(
     *,
     memory_type: str,
@@ -197,7 +227,13 @@ def decide(
         if cand.content_hash == content_hash:
             return Decision("merge", (cand.id,), "duplicate", cand.similarity, topic)
     nearest = max(candidates, key=lambda c: c.similarity)
-    if nearest.similarity >= policy.merge_threshold:
+    overlap = word_overlap(new_text, nearest.text)
+    if (
+        nearest.similarity >= policy.merge_threshold
+        and overlap >= policy.merge_min_overlap
+        # "item 3" is not a repeat of "item 4", however alike the rest reads.
+        and _numbers(new_text) == _numbers(nearest.text)
+    ):
         return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
     same_topic = tuple(dict.fromkeys(c.id for c in candidates if c.same_topic))
     if same_topic:
@@ -212,7 +248,7 @@ def decide(
         if verdict == "add":
             return Decision("add", topic=topic)
         return Decision(verdict, (nearest.id,), "judge", nearest.similarity, inherit)
-    if nearest.similarity >= policy.detect_threshold:
+    if nearest.similarity >= policy.detect_threshold and overlap >= policy.detect_min_overlap:
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)
 

@@ -142,3 +142,18 @@ def test_seed_acceptance_new_process_finds_it_after_a_restart(home):
         )
         assert "使用 PostgreSQL 作为数据库" in [r["text"] for r in found[:3]]
         assert not (home / "pgdata" / "postmaster.pid").exists()
+
+
+def test_every_command_option_has_an_environment_fallback(db_url):
+    env = {
+        "MEMORY_PG_DATABASE_URL": db_url,
+        "MEMORY_PG_USER_ID": "dave",
+        "MEMORY_PG_TYPE": "todo",
+        "MEMORY_PG_TOPIC": "Report",
+        "MEMORY_PG_IMPORTANCE": "0.9",
+    }
+    memory_id = run(["add", "write the quarterly report"], env).stdout.strip()
+    found = json.loads(run(["search", "quarterly report", "--json"], env).stdout)
+    assert found[0]["id"] == memory_id
+    assert (found[0]["memory_type"], found[0]["topic"]) == ("todo", "report")
+    assert found[0]["importance"] == pytest.approx(0.9)

@@ -68,3 +68,19 @@ def test_second_run_skips_while_one_holds_the_lock(store, raw):
         holder.close()
     assert report.skipped and report.clusters == 0
     assert len(store.list_memories()) == 3
+
+
+def test_unrelated_chinese_fragments_are_not_merged(make_store):
+    """All-[UNK] Chinese texts share a vector under the bundled model; words keep them apart."""
+    from memory_pg.consolidation import consolidate
+
+    store = make_store(user_id="zh")
+    store.add_memories(
+        [
+            {"text": "明天去超市买牛奶", "memory_type": "todo"},
+            {"text": "周五提交季度报告", "memory_type": "todo"},
+        ]
+    )
+    report = consolidate(store, user_id="zh")
+    assert report.clusters == 0
+    assert len(store.list_memories()) == 2

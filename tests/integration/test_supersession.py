@@ -164,3 +164,20 @@ async def test_async_store_supersedes_the_same_way(db_url, embedder):
         new = await store.add_memory("use PostgreSQL", "key_decision", topic="database")
         assert (await store.get(old))["superseded_by"] == new
         assert [e["event"] for e in await store.history(old)] == ["added", "superseded"]
+
+
+def test_different_facts_the_model_cannot_tell_apart_are_both_kept(store):
+    """The bundled model gives all-[UNK] Chinese the same vector: words must agree too."""
+    cat = store.add_memory("我喜欢猫", "user_profile")
+    dog = store.add_memory("我讨厌狗", "user_profile")
+    three = store.add_memory("meeting at 3pm", "todo")
+    four = store.add_memory("meeting at 4pm", "todo")
+    assert len({cat, dog}) == 2 and len({three, four}) == 2
+    texts = {m["text"] for m in store.list_memories()}
+    assert {"我喜欢猫", "我讨厌狗", "meeting at 3pm", "meeting at 4pm"} <= texts
+
+
+def test_a_reworded_repeat_is_still_merged(store):
+    first = store.add_memory("The user prefers green tea in the morning", "user_profile")
+    again = store.add_memory("the user prefers green tea in the morning!", "user_profile")
+    assert again == first

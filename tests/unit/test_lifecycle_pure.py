@@ -43,11 +43,20 @@ def test_decide_rules_in_order():
         memory_type="dialogue",
         topic=None,
         content_hash="h",
-        new_text="x",
-        candidates=[cand(0.96)],
+        new_text="We use MySQL as our database",
+        candidates=[cand(0.96, text="we use MySQL as the database")],
         policy=P,
     )
     assert (d.action, d.reason) == ("merge", "near_duplicate")
+    d = decide(
+        memory_type="dialogue",
+        topic=None,
+        content_hash="h",
+        new_text="note about item 4",
+        candidates=[cand(0.99, text="note about item 3")],
+        policy=P,
+    )
+    assert d.action == "add"
     same = cand(0.1, topic="db", same_topic=True)
     d = decide(
         memory_type="todo",
@@ -67,12 +76,12 @@ def test_decide_rules_in_order():
         policy=P,
     )
     assert d.action == "add"
-    near = cand(0.85, topic="ui")
+    near = cand(0.85, topic="ui", text="The user prefers dark mode")
     d = decide(
         memory_type="user_profile",
         topic=None,
         content_hash="h",
-        new_text="x",
+        new_text="The user prefers light mode",
         candidates=[near],
         policy=P,
     )
@@ -147,3 +156,12 @@ def test_sql_blocks_are_named():
     blocks = sql_blocks()
     assert {"insert_candidates", "reembed_write_batch", "hnsw_index_create"} <= set(blocks)
     assert all(not b.startswith("--") and b for b in blocks.values())
+
+
+def test_word_overlap_reads_chinese_words_and_numbers():
+    from memory_pg.lifecycle import word_overlap
+
+    assert word_overlap("我喜欢猫", "我讨厌狗") == 0.0
+    assert word_overlap("meeting at 3pm", "meeting at 4pm") == 1 / 3
+    assert word_overlap("We will use MySQL as the database", "we use MySQL as our database") == 1
+    assert word_overlap("使用 PostgreSQL 作为数据库", "使用 postgresql 作为数据库") == 1.0

@@ -1,0 +1,69 @@
+"""The benchmark harness still runs: memory-pg at a tiny size, the peers when installed.
+
+The benchmark itself is not part of the test suite (its figures are in
+benchmarks/results); this only keeps ``python benchmarks/run.py`` from rotting.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TINY = "--sizes 200 --queries 10 --e2e-queries 2 --one-by-one 5 --e2e-size 50".split()
+
+
+def _run(tmp_path, db_url, systems):
+    from benchmarks.run import main
+
+    out = tmp_path / "results"
+    result = main(
+        [
+            *TINY,
+            "--systems",
+            systems,
+            "--database-url",
+            db_url,
+            "--out",
+            str(out),
+            "--no-plot",
+            "--tag",
+            "smoke",
+        ]
+    )
+    written = json.loads((out / next(p.name for p in out.glob("results-*-smoke.json"))).read_text())
+    assert written["scenarios"].keys() == result["scenarios"].keys()
+    return written
+
+
+def test_the_harness_measures_memory_pg_with_the_projects_own_dependencies(tmp_path, db_url):
+    result = _run(tmp_path, db_url, "memory-pg")
+    mine = result["scenarios"]["many-200"]["memory-pg"]
+    assert result["ingest_e2e"]["raw_embedding_per_s"] > 0
+    assert result["ingest_e2e"]["memory-pg"]["batched_per_s"] > 0
+    assert mine["ingest_batched_per_s"] > 0
+    assert mine["search_store_ms"]["n"] == 10
+    # At 200 memories every strategy is an exact search: nothing may be missed.
+    assert mine["recall_at_10"] == 1.0
+    assert mine["vector_leg"]["exact"]["recall_at_10"] == 1.0
+    assert mine["disk_bytes"]["memory_pg_memories"] > 0
+    assert result["scenarios"]["one-200"]["users"] == 1
+    assert result["forget"]["status"] in ("pending", "ran")
+    assert result["network_connections_outside_loopback"] == []
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("chromadb") is None or importlib.util.find_spec("mem0") is None,
+    reason="the peers are not installed: pip install -r benchmarks/requirements.txt",
+)
+def test_the_harness_measures_the_peers_on_the_same_data(tmp_path, db_url):
+    result = _run(tmp_path, db_url, "memory-pg,chromadb,mem0")
+    assert result["skipped"] == {}
+    scenario = result["scenarios"]["many-200"]
+    for peer in ("chromadb", "mem0"):
+        assert scenario[peer]["search_store_ms"]["n"] > 0
+    # mem0 ran with a dummy LLM key and infer=False: nothing left the machine.
+    assert result["network_connections_outside_loopback"] == []
