@@ -5,14 +5,19 @@ from __future__ import annotations
 import threading
 
 import psycopg
+from psycopg import sql
 from sqlalchemy import create_engine
 
 from memory_pg.config import ForgetPolicy
 from memory_pg.lifecycle import FORGET_LOCK, forget
 
 
-def _set(raw, memory_id, sql_set, *params):
-    raw.execute(f"UPDATE memory_pg_memories SET {sql_set} WHERE id = %s", (*params, memory_id))  # noqa: S608
+def _set(raw, memory_id, column, expression):
+    """Age or mark one row directly (``expression`` is a constant SQL expression of the test)."""
+    query = sql.SQL("UPDATE memory_pg_memories SET {} = {} WHERE id = %s").format(
+        sql.Identifier(column), sql.SQL(expression)
+    )
+    raw.execute(query, (memory_id,))
 
 
 def _ids(raw, user="alice"):
@@ -33,12 +38,12 @@ def _scenario(store, raw):
     ids["recent_sup"] = store.add_memory("meet on Monday", "todo", topic="meeting")
     ids["recent_new"] = store.add_memory("meet on Tuesday", "todo", topic="meeting")
     for key in ("stale", "used", "important"):
-        _set(raw, ids[key], "created_at = now() - interval '100 days'")
-    _set(raw, ids["used"], "access_count = 2")
-    _set(raw, ids["expired"], "expires_at = now() - interval '1 hour'")
-    _set(raw, ids["old_sup"], "superseded_at = now() - interval '200 days'")
+        _set(raw, ids[key], "created_at", "now() - interval '100 days'")
+    _set(raw, ids["used"], "access_count", "2")
+    _set(raw, ids["expired"], "expires_at", "now() - interval '1 hour'")
+    _set(raw, ids["old_sup"], "superseded_at", "now() - interval '200 days'")
     ids["bob_stale"] = store.add_memory("bob's unused old note", importance=0.1, user_id="bob")
-    _set(raw, ids["bob_stale"], "created_at = now() - interval '100 days'")
+    _set(raw, ids["bob_stale"], "created_at", "now() - interval '100 days'")
     return ids
 
 
