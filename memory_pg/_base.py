@@ -213,6 +213,9 @@ class StoreCore:
     def _scope(self, user_id: str | None) -> str:
         return check_user_id(user_id if user_id is not None else self._user_id, self.settings)
 
+    def _check_query(self, query: object) -> str:
+        return check_text(query, self.settings, what="query")
+
     def _coerce_item(self, item: object) -> MemoryInput:
         if isinstance(item, MemoryInput):
             return item
@@ -458,7 +461,7 @@ class StoreCore:
         rows = yield stmt
         return rows
 
-    def _plan_embedding_check(self, configured: bool) -> Plan[EmbeddingInfo]:
+    def _plan_embedding_check(self) -> Plan[EmbeddingInfo]:
         """Record the model on a new database; refuse a model that does not match."""
         rows = yield queries.read_setting(EMBEDDING_SETTING)
         model = self.embedder.model_name

@@ -243,9 +243,7 @@ class AsyncMemoryStore(StoreCore):
         """See :meth:`MemoryStore.search`."""
         await self._ready()
         uid = self._scope(user_id)
-        from memory_pg._validate import check_text
-
-        text = check_text(query, self.settings, what="query")
+        text = self._check_query(query)
         k = validate_top_k(top_k)
         filters = self._search_filters(
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical

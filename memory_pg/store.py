@@ -195,9 +195,7 @@ class MemoryStore(StoreCore):
         try:
             self.embedder = opener.pick_embedder()
             opener.ensure_schema(self.embedder)
-            self.embedding: EmbeddingInfo = self._run(
-                self._plan_embedding_check(embedding_model is not None), None
-            )
+            self.embedding: EmbeddingInfo = self._run(self._plan_embedding_check(), None)
         except BaseException:
             self.close()
             raise
@@ -510,11 +508,6 @@ class MemoryStore(StoreCore):
         embedded = self.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
         rows = self._import_rows(prepared, given, embedded)
         return self._run(self._plan_import(rows), prepared.user_id)
-
-    def _check_query(self, query: object) -> str:
-        from memory_pg._validate import check_text
-
-        return check_text(query, self.settings, what="query")
 
 
 def _vector_list(value: Any) -> list[float]:
