@@ -6,6 +6,7 @@ search statement. Reports EXPLAIN ANALYZE planning + execution time (p50, p95)
 and the client round trip, and writes JSON under ``benchmarks/results/``.
 
     python benchmarks/search_latency.py --rows 100000
+    python benchmarks/search_latency.py --rows 100000 --home /tmp/lat --keep   # reuse the fill
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=100_000)
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "search_latency.json"))
+    p.add_argument("--home", default=None, help="embedded server folder (default: a temp dir)")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the rows, and reuse them when already there"
+    )
     args = p.parse_args(argv)
     if args.database_url:
         store = MemoryStore(
@@ -61,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         store = MemoryStore(
-            home=tempfile.mkdtemp(prefix="memory-pg-lat-"), embedding_model="all-MiniLM-L6-v2"
+            home=args.home or tempfile.mkdtemp(prefix="memory-pg-lat-"),
+            embedding_model="all-MiniLM-L6-v2",
         )
     dim = store.embedder.dimension
     user = "latency-bench"
@@ -69,10 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         with store.engine.begin() as c:
+            c.execute(queries.set_tenant(user))
+            have = c.execute(
+                text("SELECT count(*) FROM memory_pg_memories WHERE user_id = :u"), {"u": user}
+            ).scalar_one()
+        refill = not (args.keep and have == args.rows)
+        with store.engine.begin() as c:
             # Filling 100k rows (HNSW maintained row by row) outlasts the store's timeout.
             c.execute(text("SET LOCAL statement_timeout = 0"))
-            c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
-            for start in range(1, args.rows + 1, 5_000):
+            if refill:
+                c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
+            for start in range(1, args.rows + 1 if refill else 1, 5_000):
                 stop = min(args.rows, start + 4_999)
                 c.execute(FILL, {"user_id": user, "start": start, "stop": stop, "dim": dim})
         with store.engine.connect() as c:
@@ -80,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 text("VACUUM ANALYZE memory_pg_memories")
             )
         fill_s = time.perf_counter() - t0
-        plan_ms, exec_ms, trip_ms = [], [], []
+        plan_ms, exec_ms, trip_ms, touch_ms = [], [], [], []
         for i in range(args.queries):
             v = rng.standard_normal(dim).astype(np.float32)
             v /= np.linalg.norm(v)
@@ -100,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
                 params: dict[str, Any] = dict(compiled.params)
                 params["query_vector"] = "[" + ",".join(f"{x:.6f}" for x in v) + "]"
                 t1 = time.perf_counter()
-                c.exec_driver_sql(str(compiled), params).fetchall()
+                found = c.exec_driver_sql(str(compiled), params).fetchall()
                 trip_ms.append(1000 * (time.perf_counter() - t1))
+                # The store then marks the results used: one UPDATE for all of them.
+                t1 = time.perf_counter()
+                c.execute(queries.touch_memories(user, [r.id for r in found]))
+                touch_ms.append(1000 * (time.perf_counter() - t1))
                 if i % 5 == 0:
                     row = c.exec_driver_sql(
                         "EXPLAIN (ANALYZE, FORMAT JSON) " + str(compiled), params
@@ -121,14 +138,17 @@ def main(argv: list[str] | None = None) -> int:
             "explain_analyze_execution_ms": {"p50": pct(exec_ms, 50), "p95": pct(exec_ms, 95)},
             "explain_analyze_planning_ms": {"p50": pct(plan_ms, 50), "p95": pct(plan_ms, 95)},
             "round_trip_ms": {"p50": pct(trip_ms, 50), "p95": pct(trip_ms, 95)},
+            "access_tracking_update_ms": {"p50": pct(touch_ms, 50), "p95": pct(touch_ms, 95)},
             "ranking_candidates": store.ranking.candidates,
             "ef_search": store.ef_search,
             "command": "python benchmarks/search_latency.py " + " ".join(argv or sys.argv[1:]),
             "machine": f"{os.cpu_count()} cpus, shared",
             "note": "median of all: " + str(round(statistics.median(trip_ms), 2)),
         }
-        with store.engine.begin() as c:
-            c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
+        if not args.keep:
+            with store.engine.begin() as c:
+                c.execute(queries.set_tenant(user))
+                c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
     finally:
         store.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

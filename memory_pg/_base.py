@@ -35,7 +35,7 @@ from memory_pg._validate import (
     content_hash,
 )
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder
+from memory_pg.embedding import Embedder, embedding_text
 from memory_pg.errors import (
     AccessDenied,
     DatabaseError,
@@ -81,6 +81,9 @@ class MemoryInput:
     importance: float | None = None
     event_time: datetime | None = None
     expires_at: datetime | None = None
+    #: Text that frames the memory, such as the turn a dialogue turn answers: embedded
+    #: and indexed with it so a search finds the memory through it; not part of it.
+    context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,15 @@ class _Prepared:
     metadata: list[dict[str, Any]]
     topics: list[str | None]
     importances: list[float]
+    contexts: list[str | None] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def embed_texts(self) -> list[str]:
+        """What the model embeds for each memory: its context (if any), then its text."""
+        return [
+            embedding_text(text, ctx) for text, ctx in zip(self.texts, self.contexts, strict=True)
+        ]
 
 
 def redact_url(url: str) -> str:
@@ -244,6 +255,11 @@ class StoreCore:
             prepared.metadata.append(check_metadata(item.metadata, self.settings))
             prepared.topics.append(check_topic(item.topic))
             prepared.importances.append(check_importance(item.importance, self.settings))
+            prepared.contexts.append(
+                None
+                if item.context is None or item.context == ""
+                else check_text(item.context, self.settings, what="context")
+            )
             check_time(item.event_time, "event_time")
             check_time(item.expires_at, "expires_at")
         return prepared
@@ -270,6 +286,7 @@ class StoreCore:
                     importance=prepared.importances[i],
                     event_time=item.event_time,
                     expires_at=item.expires_at,
+                    context=prepared.contexts[i],
                 )
             )
         return rows
@@ -546,6 +563,7 @@ class StoreCore:
                     "importance": record.get("importance"),
                     "event_time": _parse_time(record.get("event_time"), number),
                     "expires_at": _parse_time(record.get("expires_at"), number),
+                    "context": record.get("context"),
                 }
             )
             same_model = record.get("embedding_model") == self.embedder.model_name

@@ -116,4 +116,30 @@ def query_terms(text: str) -> tuple[str, str]:
     return _or_query(seg.words), _or_query(seg.cjk)
 
 
-__all__ = ["Segments", "normalize", "query_terms", "segment"]
+def _quote(token: str, weight: str = "") -> str:
+    # A tsquery lexeme in quotes with quotes and backslashes escaped: nothing in the
+    # user's text can act as tsquery syntax.
+    quoted = "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+    return f"{quoted}:{weight}" if weight else quoted
+
+
+def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Each query word as its own tsquery text, for per-term weighting (BM25).
+
+    Returns ``(english_any, english_own, cjk_any, cjk_own)``: a word as it may match
+    anywhere in a memory's ``search_tsv``, and as it must match in the memory's own
+    text (weight ``D``; a memory's context is indexed with weight ``C``). Words are
+    deduplicated in order; stop words are left to PostgreSQL, which drops them.
+    """
+    seg = segment(text)
+    words = list(dict.fromkeys(seg.words))
+    cjk = list(dict.fromkeys(seg.cjk))
+    return (
+        [_quote(w) for w in words],
+        [_quote(w, "D") for w in words],
+        [_quote(w) for w in cjk],
+        [_quote(w, "D") for w in cjk],
+    )
+
+
+__all__ = ["Segments", "normalize", "query_terms", "segment", "term_queries"]

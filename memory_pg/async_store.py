@@ -154,10 +154,13 @@ class AsyncMemoryStore(StoreCore):
         importance: float | None = None,
         event_time: datetime | None = None,
         expires_at: datetime | None = None,
+        context: str | None = None,
         conn: AsyncConnection | None = None,
     ) -> str:
         """See :meth:`MemoryStore.add_memory`."""
-        item = MemoryInput(text, memory_type, metadata, topic, importance, event_time, expires_at)
+        item = MemoryInput(
+            text, memory_type, metadata, topic, importance, event_time, expires_at, context
+        )
         return (await self.add_memories([item], user_id=user_id, conn=conn))[0]
 
     async def add_memories(
@@ -172,7 +175,7 @@ class AsyncMemoryStore(StoreCore):
         prepared = self._prepare(user_id, items)
         if not prepared.texts:
             return []
-        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
         rows = self._rows(prepared, vectors)
         return await self._run(self._plan_insert(rows), prepared.user_id, conn)
 
@@ -221,7 +224,7 @@ class AsyncMemoryStore(StoreCore):
         prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
         insert_plan = None
         if prepared.texts:
-            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.texts)
+            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
             insert_plan = self._plan_insert(self._rows(prepared, vectors))
         return await self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 

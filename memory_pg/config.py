@@ -162,7 +162,10 @@ class RankingSettings:
         rrf_k: the constant of reciprocal-rank fusion, ``1 / (rrf_k + rank)``.
         rrf_weight: weight of the rank-fused relevance (normalised to 0..1).
         similarity_weight: weight of the raw cosine similarity.
-        lexical_weight: weight of the full-text score (``ts_rank_cd`` scaled to 0..1).
+        lexical_weight: weight of the full-text score (BM25 over the user's memories,
+            scaled so the best full-text match of the search has 1.0).
+        lexical_context_weight: what a query word found only in a memory's
+            ``context`` counts, against 1.0 for a word of its own text.
         recency_weight: boost of a just-happened memory over a very old one.
         importance_weight: boost of an importance-1 memory over an importance-0 one.
         reinforcement_weight: boost of an often and recently used memory.
@@ -177,6 +180,7 @@ class RankingSettings:
     rrf_weight: float = 1.0
     similarity_weight: float = 1.0
     lexical_weight: float = 2.0
+    lexical_context_weight: float = 0.4
     recency_weight: float = 0.3
     importance_weight: float = 0.1
     reinforcement_weight: float = 0.1
@@ -200,8 +204,10 @@ class RankingSettings:
             self.importance_weight,
             self.reinforcement_weight,
         )
-        if any(w < 0 for w in weights):
-            raise ConfigurationError("RankingSettings weights must be >= 0")
+        if any(w < 0 for w in weights) or not 0 <= self.lexical_context_weight <= 1:
+            raise ConfigurationError(
+                "RankingSettings weights must be >= 0 (lexical_context_weight at most 1)"
+            )
         if self.rrf_weight + self.similarity_weight + self.lexical_weight <= 0:
             raise ConfigurationError("RankingSettings needs a positive relevance weight")
         lives = [*self.half_life_days.values(), self.default_half_life_days]

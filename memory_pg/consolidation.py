@@ -290,7 +290,7 @@ def _write_summary(
             }
         ],
     )
-    row = store._rows(prepared, store.embedder.embed_documents(prepared.texts))[0]
+    row = store._rows(prepared, store.embedder.embed_documents(prepared.embed_texts))[0]
     ids = [r["id"] for r in members]
     try:
         with conn.begin():

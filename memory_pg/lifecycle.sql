@@ -49,7 +49,7 @@ SELECT count(*) AS n FROM memory_pg_memories WHERE embedding_next IS NULL
 -- name: reembed_next_batch
 -- Keyset pagination on the primary key: each batch starts where the last one
 -- stopped, so a pass over the table reads it once.
-SELECT user_id, id, text FROM memory_pg_memories
+SELECT user_id, id, text, context FROM memory_pg_memories
  WHERE (user_id, id) > (CAST(:after_user AS text), CAST(:after_id AS uuid))
    AND embedding_next IS NULL
  ORDER BY user_id, id

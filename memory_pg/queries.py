@@ -21,24 +21,28 @@ from sqlalchemy import (
     Executable,
     Float,
     Insert,
+    Integer,
     Select,
+    Text,
     TextClause,
     Update,
     and_,
     bindparam,
     case,
     delete,
+    false,
     func,
     literal,
     literal_column,
     or_,
     select,
     text,
+    union_all,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY, insert
 
-from memory_pg._segment import query_terms, segment
+from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
 from memory_pg.tables import dialogue_buffer, history, memories, settings
 
@@ -66,6 +70,7 @@ MEMORY_COLUMNS = (
     m.c.superseded_by,
     m.c.expires_at,
     m.c.embedding_model,
+    m.c.context,
 )
 
 
@@ -85,6 +90,7 @@ class NewMemory:
     importance: float
     event_time: datetime | None
     expires_at: datetime | None = None
+    context: str | None = None
     #: Columns an import restores as exported (id, timestamps, validity, use).
     overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -100,12 +106,20 @@ _OVERRIDE_DEFAULTS: dict[str, Any] = {
 }
 
 
-def tsvector_expr(text_value: str) -> ColumnElement[Any]:
-    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``."""
+def tsvector_expr(text_value: str, context: str | None = None) -> ColumnElement[Any]:
+    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, and
+    the context's words after them with weight ``C`` (the memory's own keep ``D``)."""
     seg = segment(text_value)
-    return func.to_tsvector(_ENGLISH, literal(seg.words_text)).op("||")(
+    own = func.to_tsvector(_ENGLISH, literal(seg.words_text)).op("||")(
         func.to_tsvector(_SIMPLE, literal(seg.cjk_text))
     )
+    if not context:
+        return own
+    ctx = segment(context)
+    framed = func.to_tsvector(_ENGLISH, literal(ctx.words_text)).op("||")(
+        func.to_tsvector(_SIMPLE, literal(ctx.cjk_text))
+    )
+    return own.op("||")(func.setweight(framed, literal_column("'C'::\"char\"")))
 
 
 def set_tenant(user_id: str | None) -> TextClause:
@@ -141,7 +155,8 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
             "text": row.text,
             "embedding": row.embedding,
             "embedding_model": row.embedding_model,
-            "search_tsv": tsvector_expr(row.text),
+            "search_tsv": tsvector_expr(row.text, row.context),
+            "context": row.context,
             "content_hash": row.content_hash,
             "metadata": row.metadata,
             "topic": row.topic,
@@ -273,6 +288,128 @@ def _days_between(later: ColumnElement[Any], earlier: ColumnElement[Any]) -> Col
     return func.greatest(func.extract("epoch", later - earlier) / 86400.0, 0.0)
 
 
+#: BM25's term-frequency saturation and length normalisation. Every term counts once
+#: per memory (turns and facts are short), so ``k1`` only shapes the length factor;
+#: ``b`` is low because a longer memory holding the answer should not lose to a
+#: short chit-chat line (measured on LoCoMo, ``benchmarks/locomo.py``).
+BM25_K1 = 1.2
+BM25_B = 0.3
+#: Distinct words of a typical memory, the length BM25 normalises against.
+BM25_AVG_LENGTH = 12.0
+#: Document frequencies are counted up to this many memories: a word in more of a
+#: user's memories than this is common for that user; it still scores, with the
+#: smallest weight, but no longer pulls candidates (a bounded full-text leg).
+DF_CAP = 2000
+#: A user's memories are counted up to this many for the IDF: beyond it every
+#: weight keeps its order and the count stays cheap.
+N_CAP = 20_000
+
+
+def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingSettings) -> Any:
+    """The full-text candidates, ranked by BM25 with per-user document frequencies.
+
+    PostgreSQL's ``ts_rank`` has no inverse document frequency: a speaker's name in
+    half the memories weighs as much as a rare word. Here each query word's
+    document frequency among the user's current memories (capped at ``DF_CAP``) is
+    counted through the GIN index, so a rare word dominates a common one. A word
+    found only in a memory's context (weight ``C``) counts
+    ``rs.lexical_context_weight`` of a word in its own text. Scores are scaled by
+    the best candidate's, so ``lexical`` is 1.0 for the best full-text match.
+    """
+    en_any, en_own, cjk_any, cjk_own = term_queries(query_text)
+    words = []
+    for config, any_q, own_q, name in (
+        (_ENGLISH, en_any, en_own, "en"),
+        (_SIMPLE, cjk_any, cjk_own, "cjk"),
+    ):
+        if not any_q:
+            continue
+        toks = (
+            func.unnest(
+                bindparam(f"lex_{name}_any", any_q, ARRAY(Text)),
+                bindparam(f"lex_{name}_own", own_q, ARRAY(Text)),
+            )
+            .table_valued("any_q", "own_q")
+            .render_derived(name=f"tok_{name}")
+        )
+        words.append(
+            select(
+                func.to_tsquery(config, toks.c.any_q).label("q_any"),
+                func.to_tsquery(config, toks.c.own_q).label("q_own"),
+            ).select_from(toks)
+        )
+    if not words:
+        # No word to look for: an empty leg with the columns the fusion joins on.
+        empty = select(
+            m.c.id,
+            literal(0.0, Float).label("lex_score"),
+            literal(0, Integer).label("rank"),
+        ).where(false())
+        return empty.cte("lex")
+    raw = (words[0] if len(words) == 1 else union_all(*words)).subquery("term_raw")
+    # Stop words become empty queries; two words with one stem count once.
+    nth = func.row_number().over(partition_by=func.querytree(raw.c.q_any)).label("nth")
+    numbered = (
+        select(raw.c.q_any, raw.c.q_own, nth)
+        .where(func.numnode(raw.c.q_any) > 0)
+        .subquery("numbered")
+    )
+    terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
+    in_own = (
+        select(literal_column("1"))
+        .where(*conds, m.c.search_tsv.op("@@")(terms0.c.q_own))
+        .correlate(terms0)
+        .limit(DF_CAP)
+        .subquery("in_own")
+    )
+    df = select(func.count().label("df")).select_from(in_own).scalar_subquery()
+    user_rows = select(literal_column("1")).where(*conds).limit(N_CAP).subquery("user_rows")
+    n_docs = select(func.count()).select_from(user_rows).scalar_subquery()
+    counted = select(terms0.c.q_any, terms0.c.q_own, df.label("df")).cte("counted")
+    terms = select(
+        counted.c.q_any,
+        counted.c.q_own,
+        counted.c.df,
+        func.ln(1.0 + (n_docs - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
+    ).cte("terms")
+    # Words that pull candidates: all but the ones common for this user (at the cap),
+    # unless every word is that common.
+    rarest = select(func.min(terms.c.df)).scalar_subquery()
+    pulling = (
+        select(
+            func.coalesce(
+                func.string_agg(func.querytree(terms.c.q_any), literal(" | ")), literal("")
+            ).cast(TSQUERY)
+        )
+        .where(or_(terms.c.df < DF_CAP, terms.c.df == rarest))
+        .scalar_subquery()
+    )
+    own_len = func.length(func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]")))
+    per_term = case(
+        (m.c.search_tsv.op("@@")(terms.c.q_own), 1.0),
+        (m.c.search_tsv.op("@@")(terms.c.q_any), literal(float(rs.lexical_context_weight))),
+        else_=0.0,
+    )
+    matched = select(func.sum(terms.c.idf * per_term)).scalar_subquery()
+    length_norm = (BM25_K1 + 1.0) / (
+        1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_len / BM25_AVG_LENGTH)
+    )
+    bm25 = matched * length_norm
+    lex_inner = (
+        select(m.c.id, bm25.label("bm25"))
+        .where(*conds, m.c.search_tsv.op("@@")(pulling))
+        .order_by(bm25.desc(), m.c.id)
+        .limit(rs.candidates)
+        .subquery("lex_inner")
+    )
+    best = func.max(lex_inner.c.bm25).over()
+    return select(
+        lex_inner.c.id,
+        (lex_inner.c.bm25 / func.nullif(best, literal(0.0, Float), type_=Float)).label("lex_score"),
+        func.row_number().over(order_by=(lex_inner.c.bm25.desc(), lex_inner.c.id)).label("rank"),
+    ).cte("lex")
+
+
 def search_memories(
     user_id: str,
     query_text: str,
@@ -307,26 +444,7 @@ def search_memories(
         func.row_number().over(order_by=vec_inner.c.distance).label("rank"),
     ).cte("vec")
 
-    words_q, cjk_q = query_terms(query_text)
-    tsq = func.to_tsquery(_ENGLISH, literal(words_q)).op("||")(
-        func.to_tsquery(_SIMPLE, literal(cjk_q))
-    )
-    # Cover density (how close the matched words sit) with normalisation 32 only,
-    # rank / (rank + 1): no length division, which on LoCoMo (benchmarks/locomo.py)
-    # favoured short chit-chat turns over the longer turns holding the answer.
-    lex_score = func.ts_rank_cd(m.c.search_tsv, tsq, literal(32))
-    lex_inner = (
-        select(m.c.id, lex_score.label("lex_score"))
-        .where(*conds, m.c.search_tsv.op("@@")(tsq))
-        .order_by(lex_score.desc())
-        .limit(rs.candidates)
-        .subquery("lex_inner")
-    )
-    lex = select(
-        lex_inner.c.id,
-        lex_inner.c.lex_score,
-        func.row_number().over(order_by=lex_inner.c.lex_score.desc()).label("rank"),
-    ).cte("lex")
+    lex = _lexical_leg(conds, query_text, rs)
 
     fused = (
         select(

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, Delete, Engine, delete, text
 
 from memory_pg import queries
-from memory_pg.embedding import Embedder
+from memory_pg.embedding import Embedder, embedding_text
 from memory_pg.errors import InvalidArgument
 from memory_pg.lifecycle import sql_blocks, vector_literal
 from memory_pg.tables import settings
@@ -187,7 +187,7 @@ def _fill(
         if not rows:
             return
         after = (rows[-1].user_id, str(rows[-1].id))
-        vectors = embedder.embed_documents([r.text for r in rows])
+        vectors = embedder.embed_documents([embedding_text(r.text, r.context) for r in rows])
         with conn.begin():
             conn.execute(
                 _sql(

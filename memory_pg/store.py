@@ -265,6 +265,7 @@ class MemoryStore(StoreCore):
         importance: float | None = None,
         event_time: datetime | None = None,
         expires_at: datetime | None = None,
+        context: str | None = None,
         conn: Connection | None = None,
     ) -> str:
         """Store one memory and return its id.
@@ -283,9 +284,16 @@ class MemoryStore(StoreCore):
             importance: 0..1, default 0.5.
             event_time: when the fact happened (default: now).
             expires_at: when it stops being current.
+            context: text that frames this memory, such as the question a dialogue
+                turn answers: embedded and indexed with it (its words count
+                ``RankingSettings.lexical_context_weight`` of the memory's own), so
+                a search finds "Yes, last Friday" through what it answered. Not part
+                of the memory's text; returned as ``context``.
             conn: the caller's connection, to write inside its transaction.
         """
-        item = MemoryInput(text, memory_type, metadata, topic, importance, event_time, expires_at)
+        item = MemoryInput(
+            text, memory_type, metadata, topic, importance, event_time, expires_at, context
+        )
         return self.add_memories([item], user_id=user_id, conn=conn)[0]
 
     def add_memories(
@@ -304,7 +312,7 @@ class MemoryStore(StoreCore):
         prepared = self._prepare(user_id, items)
         if not prepared.texts:
             return []
-        vectors = self.embedder.embed_documents(prepared.texts)
+        vectors = self.embedder.embed_documents(prepared.embed_texts)
         rows = self._rows(prepared, vectors)
         return self._run(self._plan_insert(rows), prepared.user_id, conn)
 
@@ -365,7 +373,7 @@ class MemoryStore(StoreCore):
         prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
         insert_plan = None
         if prepared.texts:
-            rows = self._rows(prepared, self.embedder.embed_documents(prepared.texts))
+            rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
             insert_plan = self._plan_insert(rows)
         return self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
 
@@ -504,7 +512,7 @@ class MemoryStore(StoreCore):
                 fh.close()
         if not prepared.texts:
             return 0
-        to_embed = [t for t, v in zip(prepared.texts, given, strict=True) if v is None]
+        to_embed = [t for t, v in zip(prepared.embed_texts, given, strict=True) if v is None]
         embedded = self.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
         rows = self._import_rows(prepared, given, embedded)
         return self._run(self._plan_import(rows), prepared.user_id)

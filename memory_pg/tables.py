@@ -68,6 +68,9 @@ memories = Table(
     Column("superseded_at", DateTime(timezone=True), nullable=True),
     Column("superseded_by", Uuid, nullable=True),
     Column("expires_at", DateTime(timezone=True), nullable=True),
+    # Text that frames the memory (the turn before a dialogue turn): embedded and
+    # indexed with it (weight C), never part of the memory itself. Migration 0004.
+    Column("context", Text, nullable=True),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
     CheckConstraint("memory_type ~ '^[a-z][a-z0-9_]{0,63}$'", name="memory_type"),

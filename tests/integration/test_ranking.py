@@ -9,6 +9,8 @@ import pytest
 
 from memory_pg import scoring
 from memory_pg.config import RankingSettings
+from memory_pg.errors import EmptyText, InvalidText, TextTooLong
+from tests.conftest import count_rows
 
 
 def _ago(days: float) -> datetime:
@@ -185,3 +187,51 @@ def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
         )
         == []
     )
+
+
+def test_a_rare_query_word_outweighs_a_common_one(make_store: Any) -> None:
+    # "Caroline" is in every memory of this user, "pottery" in one: BM25 weighs the rare
+    # word, where a plain word count would tie them and let the longer text win.
+    store = make_store(user_id="mel")
+    store.add_memories(
+        [f"Caroline talked about her day at work, number {i}, with friends" for i in range(12)]
+        + ["Caroline took a pottery class", "Caroline and Caroline's friends went hiking"]
+    )
+    hits = store.search("Caroline pottery", top_k=3, track_access=False)
+    assert hits[0]["text"] == "Caroline took a pottery class"
+    assert hits[0]["lexical"] == pytest.approx(1.0)
+    assert all(h["lexical"] < 0.5 for h in hits[1:])
+
+
+def test_a_memory_is_found_through_its_context(store: Any) -> None:
+    # The answer alone shares no word with the question; the question it answered does.
+    store.add_memory("some filler about the weather being nice today")
+    answer = store.add_memory(
+        "Yes, last Friday, it was great!",
+        context="Did you go to the LGBTQ support group meeting?",
+    )
+    hits = store.search("When did she go to the support group?", top_k=2, track_access=False)
+    assert hits[0]["id"] == answer
+    assert hits[0]["text"] == "Yes, last Friday, it was great!"
+    assert hits[0]["context"] == "Did you go to the LGBTQ support group meeting?"
+    assert hits[0]["lexical"] > 0
+
+
+def test_a_word_of_the_memory_itself_beats_the_same_word_in_a_context(store: Any) -> None:
+    own = store.add_memory("I adopted a puppy named Oscar")
+    framed = store.add_memory("That sounds lovely", context="I adopted a puppy named Oscar")
+    hits = {h["id"]: h for h in store.search("puppy Oscar", top_k=5, track_access=False)}
+    assert hits[own]["lexical"] == pytest.approx(1.0)
+    assert 0 < hits[framed]["lexical"] < hits[own]["lexical"]
+    assert hits[own]["score"] > hits[framed]["score"]
+
+
+def test_context_is_checked_like_text_and_a_bad_one_writes_nothing(store: Any, raw: Any) -> None:
+    before = count_rows(raw, "memory_pg_memories")
+    with pytest.raises(InvalidText, match="context"):
+        store.add_memory("fine", context=42)
+    with pytest.raises(EmptyText, match="context"):
+        store.add_memories(["fine", {"text": "also fine", "context": "   "}])
+    with pytest.raises(TextTooLong, match="context"):
+        store.add_memory("fine", context="x" * 9000)
+    assert count_rows(raw, "memory_pg_memories") == before
