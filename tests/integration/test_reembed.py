@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sqlalchemy import create_engine
@@ -76,6 +78,23 @@ def test_reembed_to_the_same_model_makes_every_vector_again(store, raw, db_url, 
     assert distinct.fetchone()[0] == 5
     assert _index_ok(raw) and _column_dim(raw) == embedder.dimension
     assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+
+
+def test_reembed_embeds_a_memory_with_its_context(store, raw, db_url, embedder):
+    memory_id = store.add_memory("Yes, last Friday", context="Did you go to the pottery class?")
+    stale = str([1.0] + [0.0] * (embedder.dimension - 1))
+    raw.execute("UPDATE memory_pg_memories SET embedding = %s::vector", [stale])
+    engine = create_engine(db_url)
+    try:
+        reembed(engine, embedder, batch_size=10)
+    finally:
+        engine.dispose()
+    expected = embedder.embed_documents(["Did you go to the pottery class?\nYes, last Friday"])[0]
+    stored = raw.execute(
+        "SELECT embedding::text FROM memory_pg_memories WHERE id = %s", [memory_id]
+    ).fetchone()[0]
+    got = np.array(json.loads(stored), dtype=np.float32)
+    assert float(np.dot(got, expected)) > 0.999
 
 
 def test_reembed_to_another_dimension_resumes_and_switches(

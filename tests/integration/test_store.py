@@ -204,7 +204,9 @@ def test_export_then_import_round_trips(make_store):
     alice.add_memory(
         "使用 PostgreSQL 作为数据库", "key_decision", {"k": [1, "二"]}, topic="database"
     )
-    alice.add_memory("an old event", event_time=when, importance=0.2)
+    alice.add_memory(
+        "an old event", event_time=when, importance=0.2, context="what happened in 2024?"
+    )
     alice.search("PostgreSQL")
     buffer = io.StringIO()
     assert alice.export_user_memory(buffer) == 2
@@ -227,6 +229,7 @@ def test_export_then_import_round_trips(make_store):
             "event_time",
             "access_count",
             "last_accessed_at",
+            "context",
         ):
             assert after[memory_id][key] == row[key], key
     assert alice.search("数据库选型", user_id="carol")[0]["text"] == "使用 PostgreSQL 作为数据库"
