@@ -448,15 +448,19 @@ class StoreCore:
         ef_search: int,
         ranking: RankingSettings | None = None,
     ) -> Plan[list[dict[str, Any]]]:
-        """Rank in one statement, then record the use of what was returned in one more."""
+        """Rank, and record the use of what was returned, in one statement."""
         yield queries.search_tuning(ef_search)
         rows = yield queries.search_memories(
-            user_id, query, vector, top_k=top_k, filters=filters, ranking=ranking
+            user_id,
+            query,
+            vector,
+            top_k=top_k,
+            filters=filters,
+            ranking=ranking,
+            # A look into the past (as_of) is not a use of today's memories.
+            touch=track_access and filters.as_of is None,
         )
-        results = [memory_dict(r) for r in rows]
-        if track_access and results and filters.as_of is None:
-            yield queries.touch_memories(user_id, [r["id"] for r in rows])
-        return results
+        return [memory_dict(r) for r in rows]
 
     @staticmethod
     def _plan_delete(user_id: str, memory_id: uuid.UUID) -> Plan[bool]:

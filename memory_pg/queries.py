@@ -418,8 +418,14 @@ def search_memories(
     top_k: int,
     filters: SearchFilters,
     ranking: RankingSettings | None = None,
+    touch: bool = False,
 ) -> Select[Any]:
     """Hybrid search in one statement: candidates, fusion and the final score.
+
+    With ``touch``, the same statement also records the use of the rows it returns
+    (``access_count + 1``, ``last_accessed_at = now()``) in a data-modifying CTE:
+    one round trip, one UPDATE for all of them. The rows show their use as it was
+    before this search.
 
     Candidates come from the HNSW index (cosine) and from the GIN full-text index
     over the same rows, ``ranking.candidates`` from each; the union is scored by
@@ -517,16 +523,32 @@ def search_memories(
         gates.append(parts.c.lexical >= literal(filters.min_lexical))
     if gates:
         stmt = stmt.where(or_(*gates))
-    return stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(top_k)
+    stmt = stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(top_k)
+    if not touch:
+        return stmt
+    ranked = stmt.cte("ranked")
+    touched = (
+        _touch(user_id).where(m.c.id.in_(select(ranked.c.id))).returning(m.c.id).cte("touched")
+    )
+    # PostgreSQL runs a data-modifying CTE whether or not the query reads it.
+    return (
+        select(*ranked.c)
+        .add_cte(touched)
+        .order_by(ranked.c.score.desc(), ranked.c.event_time.desc(), ranked.c.id)
+    )
+
+
+def _touch(user_id: str) -> Update:
+    return (
+        update(m)
+        .where(m.c.user_id == user_id)
+        .values(access_count=m.c.access_count + 1, last_accessed_at=func.now())
+    )
 
 
 def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:
     """Record that memories were returned: one statement for all of them."""
-    return (
-        update(m)
-        .where(m.c.user_id == user_id, m.c.id.in_(list(ids)))
-        .values(access_count=m.c.access_count + 1, last_accessed_at=func.now())
-    )
+    return _touch(user_id).where(m.c.id.in_(list(ids)))
 
 
 def delete_memory(user_id: str, memory_id: uuid.UUID) -> Executable:

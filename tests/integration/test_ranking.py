@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory_pg import scoring
+from memory_pg import queries, scoring
 from memory_pg.config import RankingSettings
 from memory_pg.errors import EmptyText, InvalidText, TextTooLong
 from tests.conftest import count_rows
@@ -165,15 +165,24 @@ def test_returned_memories_are_marked_used_in_one_statement(store: Any, raw: Any
     )
 
 
-def test_the_touch_is_one_statement_for_all_results() -> None:
-    import uuid
+def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
+    import numpy as np
+    from sqlalchemy.dialects import postgresql
 
-    from memory_pg import queries
-
-    ids = [uuid.uuid4() for _ in range(3)]
-    sql = str(queries.touch_memories("alice", ids).compile())
+    # One statement ranks and marks what it returns: a single UPDATE, no second trip.
+    vector = np.zeros(store.embedder.dimension, dtype=np.float32)
+    stmt = queries.search_memories(
+        "alice", "tea", vector, top_k=5, filters=queries.SearchFilters(), touch=True
+    )
+    sql = str(stmt.compile(dialect=postgresql.dialect()))
     assert sql.count("UPDATE") == 1
     assert "access_count" in sql and "last_accessed_at" in sql
+    plan = store._plan_search("alice", "tea", vector, 5, queries.SearchFilters(), True, 40)
+    statements = [next(plan)]
+    statements.append(plan.send([]))
+    with pytest.raises(StopIteration):
+        plan.send([])
+    assert "UPDATE" in str(statements[-1].compile(dialect=postgresql.dialect()))
 
 
 def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
@@ -235,3 +244,17 @@ def test_context_is_checked_like_text_and_a_bad_one_writes_nothing(store: Any, r
     with pytest.raises(TextTooLong, match="context"):
         store.add_memory("fine", context="x" * 9000)
     assert count_rows(raw, "memory_pg_memories") == before
+
+
+def test_a_query_of_only_common_words_still_matches_them(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Words in DF_CAP or more of the user's memories stop pulling full-text candidates
+    # (that bounds a heavy user's search) unless every word of the query is that common.
+    monkeypatch.setattr(queries, "DF_CAP", 3)
+    store.add_memories([f"coffee with Anna, visit {i}" for i in range(5)] + ["a tea ceremony"])
+    common_only = store.search("coffee", top_k=5, track_access=False)
+    assert len(common_only) == 5 and all(h["lexical"] > 0 for h in common_only[:5])
+    mixed = store.search("coffee tea", top_k=6, track_access=False)
+    assert mixed[0]["text"] == "a tea ceremony"
+    assert all(h["lexical"] == 0 for h in mixed if "coffee" in h["text"])
