@@ -126,3 +126,18 @@ def test_a_host_applications_alembic_history_is_untouched(engine, raw):
     schema.downgrade(engine, "base")
     schema.upgrade(engine)
     assert raw.execute("SELECT version_num FROM alembic_version").fetchall() == [("host_rev_42",)]
+
+
+def test_0004_adds_the_context_and_leaves_room_for_hot_updates(engine, raw):
+    def state():
+        cols = {c["name"] for c in inspect(engine).get_columns("memory_pg_memories")}
+        options = raw.execute(
+            "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = 'memory_pg_memories'"
+        ).fetchone()[0]
+        return "context" in cols, options
+
+    assert state() == (True, ["fillfactor=80"])
+    schema.downgrade(engine, "0003")
+    assert state() == (False, [])
+    schema.upgrade(engine)
+    assert state() == (True, ["fillfactor=80"])
