@@ -267,21 +267,14 @@ class MemoryPg:
             return [r.id for r in conn.execute(stmt)]
 
     def lexical_leg(self, user: str, query: str) -> list[Any]:
-        """The search's full-text leg alone (same filters, ranking and candidate count)."""
-        from sqlalchemy import func, literal, literal_column, select
+        """The search's full-text leg alone (same filters, BM25 and candidate count)."""
+        from sqlalchemy import select
 
         from memory_pg import queries
-        from memory_pg._segment import query_terms
-        from memory_pg.tables import memories as m
 
-        words_q, cjk_q = query_terms(query)
-        tsq = func.to_tsquery(literal_column("'english'::regconfig"), literal(words_q)).op("||")(
-            func.to_tsquery(literal_column("'simple'::regconfig"), literal(cjk_q))
-        )
         conds = queries.filter_conditions(user, queries.SearchFilters())
-        rank = func.ts_rank_cd(m.c.search_tsv, tsq)
-        stmt = select(m.c.id).where(*conds, m.c.search_tsv.op("@@")(tsq))
-        stmt = stmt.order_by(rank.desc()).limit(100)
+        leg = queries._lexical_leg(conds, query, self.store.ranking)
+        stmt = select(leg.c.id).order_by(leg.c.rank)
         with self._tx(user, self.store.ef_search) as conn:
             return [r.id for r in conn.execute(stmt)]
 

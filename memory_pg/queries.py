@@ -296,13 +296,11 @@ BM25_K1 = 1.2
 BM25_B = 0.3
 #: Distinct words of a typical memory, the length BM25 normalises against.
 BM25_AVG_LENGTH = 12.0
-#: Document frequencies are counted up to this many memories: a word in more of a
-#: user's memories than this is common for that user; it still scores, with the
-#: smallest weight, but no longer pulls candidates (a bounded full-text leg).
-DF_CAP = 2000
-#: A user's memories are counted up to this many for the IDF: beyond it every
-#: weight keeps its order and the count stays cheap.
-N_CAP = 20_000
+#: Document frequencies, and the user's memories, are counted up to this many: a
+#: word in more of a user's memories than this is common for that user; it weighs
+#: next to nothing and no longer pulls candidates (a bounded full-text leg), and
+#: counting stays cheap for a user with 100k memories.
+DF_CAP = 1000
 
 
 def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingSettings) -> Any:
@@ -310,8 +308,13 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
 
     PostgreSQL's ``ts_rank`` has no inverse document frequency: a speaker's name in
     half the memories weighs as much as a rare word. Here each query word's
-    document frequency among the user's current memories (capped at ``DF_CAP``) is
-    counted through the GIN index, so a rare word dominates a common one. A word
+    document frequency among the user's current memories is counted through the
+    GIN index, so a rare word dominates a common one. Frequencies are counted up to
+    ``DF_CAP`` and the IDF is taken as if the user had ``DF_CAP`` memories: no count
+    of the user's memories (that count cost more than the rest of the leg for a
+    user with 100k of them), the same LoCoMo recall as the exact count, and for a
+    large user the weights keep their order among words rarer than ``DF_CAP``
+    while common words weigh next to nothing. A word
     found only in a memory's context (weight ``C``) counts
     ``rs.lexical_context_weight`` of a word in its own text. Scores are scaled by
     the best candidate's, so ``lexical`` is 1.0 for the best full-text match.
@@ -363,14 +366,17 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
         .subquery("in_own")
     )
     df = select(func.count().label("df")).select_from(in_own).scalar_subquery()
-    user_rows = select(literal_column("1")).where(*conds).limit(N_CAP).subquery("user_rows")
-    n_docs = select(func.count()).select_from(user_rows).scalar_subquery()
-    counted = select(terms0.c.q_any, terms0.c.q_own, df.label("df")).cte("counted")
+    # Materialised: each frequency is counted once, not once per use of ``df``.
+    counted = (
+        select(terms0.c.q_any, terms0.c.q_own, df.label("df"))
+        .cte("counted")
+        .prefix_with("MATERIALIZED")
+    )
     terms = select(
         counted.c.q_any,
         counted.c.q_own,
         counted.c.df,
-        func.ln(1.0 + (n_docs - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
+        func.ln(1.0 + (DF_CAP - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
     ).cte("terms")
     # Words that pull candidates: all but the ones common for this user (at the cap),
     # unless every word is that common.
