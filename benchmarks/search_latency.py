@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         fill_s = time.perf_counter() - t0
         plan_ms, exec_ms, trip_ms, touch_ms = [], [], [], []
+        hot_before = _updates(store)
         for _ in range(args.queries):
             v = rng.standard_normal(dim).astype(np.float32)
             v /= np.linalg.norm(v)
@@ -138,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                 c.execute(with_touch).fetchall()
             touch_ms.append(1000 * (time.perf_counter() - t1))
 
+        hot_after = _updates(store)
+        updates = hot_after[0] - hot_before[0]
+
         def pct(xs: list[float], q: float) -> float:
             return round(float(np.percentile(xs, q)), 2)
 
@@ -154,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 "p50": pct(touch_ms, 50),
                 "p95": pct(touch_ms, 95),
             },
+            "use_updates": updates,
+            "use_updates_hot_share": round((hot_after[1] - hot_before[1]) / max(updates, 1), 3),
             "ranking_candidates": store.ranking.candidates,
             "ef_search": store.ef_search,
             "command": "python benchmarks/search_latency.py " + " ".join(argv or sys.argv[1:]),
@@ -170,6 +176,21 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
     return 0
+
+
+def _updates(store: MemoryStore) -> tuple[int, int]:
+    """Row updates and HOT updates of the memories table so far (statistics flushed)."""
+    with store.engine.begin() as c:
+        c.execute(text("SELECT pg_stat_force_next_flush()"))
+    time.sleep(2.5)  # other backends flush their counters when idle, about every second
+    with store.engine.begin() as c:
+        row = c.execute(
+            text(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+                " WHERE relname = 'memory_pg_memories'"
+            )
+        ).one()
+    return int(row[0]), int(row[1])
 
 
 if __name__ == "__main__":
