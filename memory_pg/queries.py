@@ -296,11 +296,11 @@ BM25_K1 = 1.2
 BM25_B = 0.3
 #: Distinct words of a typical memory, the length BM25 normalises against.
 BM25_AVG_LENGTH = 12.0
-#: Document frequencies, and the user's memories, are counted up to this many: a
-#: word in more of a user's memories than this is common for that user; it weighs
-#: next to nothing and no longer pulls candidates (a bounded full-text leg), and
-#: counting stays cheap for a user with 100k memories.
-DF_CAP = 1000
+#: Document frequencies are counted up to this many memories, and the IDF takes it
+#: as the user's number of memories: a word in more of a user's memories is common
+#: for that user; it weighs next to nothing and no longer pulls candidates (a
+#: bounded full-text leg), and counting stays cheap for a user with 100k memories.
+DF_CAP = 500
 
 
 def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingSettings) -> Any:
