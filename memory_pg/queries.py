@@ -296,11 +296,15 @@ BM25_K1 = 1.2
 BM25_B = 0.3
 #: Distinct words of a typical memory, the length BM25 normalises against.
 BM25_AVG_LENGTH = 12.0
-#: Document frequencies are counted up to this many memories, and the IDF takes it
-#: as the user's number of memories: a word in more of a user's memories is common
-#: for that user; it weighs next to nothing and no longer pulls candidates (a
-#: bounded full-text leg), and counting stays cheap for a user with 100k memories.
-DF_CAP = 500
+#: Document frequencies come from the user's most recent memories, this many: exact
+#: for a user with fewer, a sample (the recent vocabulary) for a larger one, at a
+#: bounded cost either way (the frequency of a common word is never counted over
+#: the whole GIN posting list).
+IDF_SAMPLE = 500
+#: For a user with more memories than the sample, a word in more than this share of
+#: the sample no longer pulls full-text candidates (at 100k memories, 2% is about
+#: 2000 rows to score); it still scores. A query of only such words keeps its rarest.
+PULL_MAX_SHARE = 0.02
 
 
 def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingSettings) -> Any:
@@ -308,14 +312,12 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
 
     PostgreSQL's ``ts_rank`` has no inverse document frequency: a speaker's name in
     half the memories weighs as much as a rare word. Here each query word's
-    document frequency among the user's current memories is counted through the
-    GIN index, so a rare word dominates a common one. Frequencies are counted up to
-    ``DF_CAP`` and the IDF is taken as if the user had ``DF_CAP`` memories: no count
-    of the user's memories (that count cost more than the rest of the leg for a
-    user with 100k of them), the same LoCoMo recall as the exact count, and for a
-    large user the weights keep their order among words rarer than ``DF_CAP``
-    while common words weigh next to nothing. A word
-    found only in a memory's context (weight ``C``) counts
+    document frequency is counted in the user's ``IDF_SAMPLE`` most recent current
+    memories (all of them for most users), so a rare word dominates a common one.
+    Counting over the GIN index instead cost a user with 100k memories about 3 ms
+    per common word (the whole posting list is read before any LIMIT); the sample
+    costs one short index scan for all words. A word found only in a memory's
+    context (weight ``C``) counts
     ``rs.lexical_context_weight`` of a word in its own text. Scores are scaled by
     the best candidate's, so ``lexical`` is 1.0 for the best full-text match.
     """
@@ -358,17 +360,26 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
         .subquery("numbered")
     )
     terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
-    in_own = (
-        select(literal_column("1"))
-        .where(*conds, m.c.search_tsv.op("@@")(terms0.c.q_own))
-        .correlate(terms0)
-        .limit(DF_CAP)
-        .subquery("in_own")
+    # The user's most recent memories under the same filters: the IDF's collection.
+    recent = (
+        select(m.c.search_tsv)
+        .where(*conds)
+        .order_by(m.c.created_at.desc())
+        .limit(IDF_SAMPLE)
+        .cte("recent")
+        .prefix_with("MATERIALIZED")
     )
-    df = select(func.count().label("df")).select_from(in_own).scalar_subquery()
+    n_recent = select(func.count()).select_from(recent).scalar_subquery()
+    df = (
+        select(func.count())
+        .select_from(recent)
+        .where(recent.c.search_tsv.op("@@")(terms0.c.q_own))
+        .correlate(terms0)
+        .scalar_subquery()
+    )
     # Materialised: each frequency is counted once, not once per use of ``df``.
     counted = (
-        select(terms0.c.q_any, terms0.c.q_own, df.label("df"))
+        select(terms0.c.q_any, terms0.c.q_own, df.label("df"), n_recent.label("n"))
         .cte("counted")
         .prefix_with("MATERIALIZED")
     )
@@ -376,10 +387,11 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
         counted.c.q_any,
         counted.c.q_own,
         counted.c.df,
-        func.ln(1.0 + (DF_CAP - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
+        counted.c.n,
+        func.ln(1.0 + (counted.c.n - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
     ).cte("terms")
-    # Words that pull candidates: all but the ones common for this user (at the cap),
-    # unless every word is that common.
+    # Words that pull candidates: for a user larger than the sample, all but the ones
+    # common for this user, unless every word is that common.
     rarest = select(func.min(terms.c.df)).scalar_subquery()
     pulling = (
         select(
@@ -387,7 +399,13 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
                 func.string_agg(func.querytree(terms.c.q_any), literal(" | ")), literal("")
             ).cast(TSQUERY)
         )
-        .where(or_(terms.c.df < DF_CAP, terms.c.df == rarest))
+        .where(
+            or_(
+                terms.c.n < IDF_SAMPLE,
+                terms.c.df <= terms.c.n * PULL_MAX_SHARE,
+                terms.c.df == rarest,
+            )
+        )
         .scalar_subquery()
     )
     own_len = func.length(func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]")))

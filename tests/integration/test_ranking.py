@@ -249,9 +249,11 @@ def test_context_is_checked_like_text_and_a_bad_one_writes_nothing(store: Any, r
 def test_a_query_of_only_common_words_still_matches_them(
     store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Words in DF_CAP or more of the user's memories stop pulling full-text candidates
-    # (that bounds a heavy user's search) unless every word of the query is that common.
-    monkeypatch.setattr(queries, "DF_CAP", 3)
+    # For a user with more memories than the IDF sample, a word in more than
+    # PULL_MAX_SHARE of the sample stops pulling full-text candidates (that bounds a
+    # heavy user's search) unless every word of the query is that common.
+    monkeypatch.setattr(queries, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(queries, "PULL_MAX_SHARE", 0.25)
     store.add_memories([f"coffee with Anna, visit {i}" for i in range(5)] + ["a tea ceremony"])
     common_only = store.search("coffee", top_k=5, track_access=False)
     assert len(common_only) == 5 and all(h["lexical"] > 0 for h in common_only[:5])
