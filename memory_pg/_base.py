@@ -2,7 +2,8 @@
 
 A *plan* is a generator that yields SQLAlchemy statements and receives their
 results. The sync store drives it on a ``Connection``, the async store on an
-``AsyncConnection``; everything else is the same code.
+``AsyncConnection``; everything else is the same code. A step may also be a
+``(statement, values)`` pair: a shared statement and this run's parameters.
 """
 
 from __future__ import annotations
@@ -67,7 +68,16 @@ class Rows(list[dict[str, Any]]):
     rowcount: int = -1
 
 
-Plan = Generator[Executable, Rows, T]
+#: What a plan yields: a statement, or a shared statement and the values to run it with.
+Step = Executable | tuple[Executable, dict[str, Any]]
+Plan = Generator[Step, Rows, T]
+
+
+def split_step(step: Step) -> tuple[Executable, dict[str, Any] | None]:
+    """The statement of a plan's step and its values (None: the statement carries them)."""
+    if isinstance(step, tuple):
+        return step
+    return step, None
 
 
 @dataclass(frozen=True)
@@ -450,7 +460,8 @@ class StoreCore:
     ) -> Plan[list[dict[str, Any]]]:
         """Rank, and record the use of what was returned, in one statement."""
         yield queries.search_tuning(ef_search)
-        rows = yield queries.search_memories(
+        # The statement is shared by every search of its shape; the values are this one's.
+        rows = yield queries.search_statement(
             user_id,
             query,
             vector,

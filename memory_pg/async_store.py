@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.sql import Executable
 
 from memory_pg import buffer, queries
 from memory_pg._base import (
@@ -20,6 +19,7 @@ from memory_pg._base import (
     T,
     memory_dict,
     parse_memory_id,
+    split_step,
     translate_errors,
     validate_top_k,
 )
@@ -123,9 +123,9 @@ class AsyncMemoryStore(StoreCore):
     ) -> T:
         async with self._transaction(user_id, conn) as c:
             try:
-                stmt: Executable = next(plan)
+                step = next(plan)
                 while True:
-                    stmt = plan.send(_materialize(await c.execute(stmt)))
+                    step = plan.send(_materialize(await c.execute(*split_step(step))))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
 

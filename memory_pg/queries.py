@@ -7,6 +7,8 @@ first: with row-level security on, it is also what the policy checks.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY, insert
+from sqlalchemy.sql.elements import BindParameter
 
 from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
@@ -218,7 +221,7 @@ def list_memories(
     return stmt
 
 
-def current_conditions(as_of: datetime | None) -> list[ColumnElement[bool]]:
+def current_conditions(as_of: datetime | BindParameter[Any] | None) -> list[ColumnElement[bool]]:
     """What "current" means: not superseded, not expired; or, ``as_of``, what was then."""
     if as_of is None:
         return [
@@ -259,17 +262,66 @@ class SearchFilters:
 
 
 def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
-    """The WHERE conditions of a search: the user first, then the filters."""
-    conds: list[ColumnElement[bool]] = [m.c.user_id == user_id]
-    conds.extend(current_conditions(filters.as_of))
+    """The WHERE conditions of a search: the user first, then the filters (values bound)."""
+    shape = _filter_shape(filters)
+    values = {"search_user_id": user_id, **_filter_values(filters)}
+    return [c.params(values) for c in _filter_conditions(*shape)]
+
+
+#: The search's parameters: declared once, given their values at execution. None has
+#: a default, so a value left out is an error, never a previous search's value.
+#: Not "user_id": the touch's UPDATE would take a value named after a column as a
+#: column to SET.
+_P_USER_ID = bindparam("search_user_id", type_=m.c.user_id.type)
+_P_VECTOR = bindparam("query_vector", type_=m.c.embedding.type)
+_P_TOP_K = bindparam("top_k", type_=Integer)
+_P_TYPES = bindparam("memory_types", type_=m.c.memory_type.type, expanding=True)
+_P_SINCE = bindparam("since", type_=m.c.event_time.type)
+_P_UNTIL = bindparam("until", type_=m.c.event_time.type)
+_P_META = bindparam("meta_filter", type_=JSONB)
+_P_AS_OF = bindparam("as_of", type_=DateTime(timezone=True))
+_P_MIN_SIMILARITY = bindparam("min_similarity", type_=Float)
+_P_MIN_LEXICAL = bindparam("min_lexical", type_=Float)
+
+
+def _filter_shape(filters: SearchFilters) -> tuple[bool, bool, bool, bool, bool]:
+    return (
+        bool(filters.memory_types),
+        filters.since is not None,
+        filters.until is not None,
+        bool(filters.metadata),
+        filters.as_of is not None,
+    )
+
+
+def _filter_values(filters: SearchFilters) -> dict[str, Any]:
+    values: dict[str, Any] = {}
     if filters.memory_types:
-        conds.append(m.c.memory_type.in_(list(filters.memory_types)))
+        values["memory_types"] = list(filters.memory_types)
     if filters.since is not None:
-        conds.append(m.c.event_time >= filters.since)
+        values["since"] = filters.since
     if filters.until is not None:
-        conds.append(m.c.event_time < filters.until)
+        values["until"] = filters.until
     if filters.metadata:
-        conds.append(m.c.metadata.op("@>")(bindparam("meta_filter", filters.metadata, JSONB)))
+        values["meta_filter"] = filters.metadata
+    if filters.as_of is not None:
+        values["as_of"] = filters.as_of
+    return values
+
+
+def _filter_conditions(
+    types: bool, since: bool, until: bool, metadata: bool, as_of: bool
+) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = [m.c.user_id == _P_USER_ID]
+    conds.extend(current_conditions(_P_AS_OF if as_of else None))
+    if types:
+        conds.append(m.c.memory_type.in_(_P_TYPES))
+    if since:
+        conds.append(m.c.event_time >= _P_SINCE)
+    if until:
+        conds.append(m.c.event_time < _P_UNTIL)
+    if metadata:
+        conds.append(m.c.metadata.op("@>")(_P_META))
     return conds
 
 
@@ -307,7 +359,9 @@ IDF_SAMPLE = 500
 PULL_MAX_SHARE = 0.02
 
 
-def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingSettings) -> Any:
+def _lexical_leg(
+    conds: list[ColumnElement[bool]], english: bool, cjk: bool, rs: RankingSettings
+) -> Any:
     """The full-text candidates, ranked by BM25 with per-user document frequencies.
 
     PostgreSQL's ``ts_rank`` has no inverse document frequency: a speaker's name in
@@ -320,19 +374,18 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
     context (weight ``C``) counts
     ``rs.lexical_context_weight`` of a word in its own text. Scores are scaled by
     the best candidate's, so ``lexical`` is 1.0 for the best full-text match.
+
+    ``english`` and ``cjk`` say which word lists the query has; the lists themselves
+    are the parameters ``lex_{en,cjk}_{any,own}`` (from ``term_queries``).
     """
-    en_any, en_own, cjk_any, cjk_own = term_queries(query_text)
     words = []
-    for config, any_q, own_q, name in (
-        (_ENGLISH, en_any, en_own, "en"),
-        (_SIMPLE, cjk_any, cjk_own, "cjk"),
-    ):
-        if not any_q:
+    for config, present, name in ((_ENGLISH, english, "en"), (_SIMPLE, cjk, "cjk")):
+        if not present:
             continue
         toks = (
             func.unnest(
-                bindparam(f"lex_{name}_any", any_q, ARRAY(Text)),
-                bindparam(f"lex_{name}_own", own_q, ARRAY(Text)),
+                bindparam(f"lex_{name}_any", type_=ARRAY(Text)),
+                bindparam(f"lex_{name}_own", type_=ARRAY(Text)),
             )
             .table_valued("any_q", "own_q")
             .render_derived(name=f"tok_{name}")
@@ -434,6 +487,90 @@ def _lexical_leg(conds: list[ColumnElement[bool]], query_text: str, rs: RankingS
     ).cte("lex")
 
 
+@dataclass(frozen=True)
+class SearchShape:
+    """What decides the text of a search statement; everything else is a parameter.
+
+    Two searches of one shape run the same statement with different values (user,
+    vector, words, filter values, ``top_k``, gate thresholds). The ranking settings
+    stay literals of the statement: they change between deployments, not searches.
+    """
+
+    memory_types: bool = False
+    since: bool = False
+    until: bool = False
+    metadata: bool = False
+    as_of: bool = False
+    min_similarity: bool = False
+    min_lexical: bool = False
+    english: bool = False
+    cjk: bool = False
+    touch: bool = False
+    #: ``RankingSettings`` as a hashable key; ``ranking`` is what it was made from.
+    ranking_key: tuple[tuple[str, Any], ...] = ()
+    ranking: RankingSettings = field(
+        default_factory=RankingSettings, compare=False, hash=False, repr=False
+    )
+    #: The module's BM25 and IDF constants when the search was made: a tuner (or a
+    #: test) that changes them gets a statement that uses the new ones.
+    lexical_constants: tuple[float, ...] = ()
+
+
+def _ranking_key(rs: RankingSettings) -> tuple[tuple[str, Any], ...]:
+    return tuple(
+        (f.name, tuple(sorted(rs.half_life_days.items())) if f.name == "half_life_days" else v)
+        for f in dataclasses.fields(rs)
+        for v in (getattr(rs, f.name),)
+    )
+
+
+def search_statement(
+    user_id: str,
+    query_text: str,
+    query_vector: np.ndarray[Any, Any],
+    *,
+    top_k: int,
+    filters: SearchFilters,
+    ranking: RankingSettings | None = None,
+    touch: bool = False,
+) -> tuple[Select[Any], dict[str, Any]]:
+    """The hybrid search (see :func:`search_memories`) and the values to run it with.
+
+    The statement is built once per :class:`SearchShape` and shared, by every thread,
+    with every search of that shape; execute it as ``conn.execute(stmt, values)``.
+    It carries no value of any search: the user, the vector and the words are in
+    ``values`` alone, and a value left out fails the execution.
+    """
+    rs = ranking or RankingSettings()
+    en_any, en_own, cjk_any, cjk_own = term_queries(query_text)
+    shape = SearchShape(
+        *_filter_shape(filters),
+        min_similarity=filters.min_similarity is not None,
+        min_lexical=filters.min_lexical is not None,
+        english=bool(en_any),
+        cjk=bool(cjk_any),
+        touch=touch,
+        ranking_key=_ranking_key(rs),
+        ranking=rs,
+        lexical_constants=(BM25_K1, BM25_B, BM25_AVG_LENGTH, IDF_SAMPLE, PULL_MAX_SHARE),
+    )
+    values: dict[str, Any] = {
+        "search_user_id": user_id,
+        "query_vector": query_vector,
+        "top_k": top_k,
+        **_filter_values(filters),
+    }
+    if en_any:
+        values["lex_en_any"], values["lex_en_own"] = en_any, en_own
+    if cjk_any:
+        values["lex_cjk_any"], values["lex_cjk_own"] = cjk_any, cjk_own
+    if filters.min_similarity is not None:
+        values["min_similarity"] = filters.min_similarity
+    if filters.min_lexical is not None:
+        values["min_lexical"] = filters.min_lexical
+    return build_search(shape), values
+
+
 def search_memories(
     user_id: str,
     query_text: str,
@@ -456,11 +593,36 @@ def search_memories(
     relevance (rank fusion and/or raw similarity and ``ts_rank_cd``), recency with a
     half-life per memory type, importance and reinforcement by use, exactly as
     :mod:`memory_pg.scoring` computes them. Each row carries its score parts.
+
+    The statement comes back with its values bound, ready for ``execute(stmt)`` or
+    ``compile()``. Binding copies the statement: where searches are frequent, run
+    :func:`search_statement`'s shared statement with its values instead.
     """
-    rs = ranking or RankingSettings()
-    conds = filter_conditions(user_id, filters)
-    qvec = bindparam("query_vector", query_vector, type_=m.c.embedding.type)
-    distance = m.c.embedding.cosine_distance(qvec)
+    stmt, values = search_statement(
+        user_id,
+        query_text,
+        query_vector,
+        top_k=top_k,
+        filters=filters,
+        ranking=ranking,
+        touch=touch,
+    )
+    return stmt.params(values)
+
+
+@functools.lru_cache(maxsize=64)
+def build_search(shape: SearchShape) -> Select[Any]:
+    """The search statement of one shape, without values; built once, then cached.
+
+    Building it costs more than PostgreSQL takes to run it (SQLAlchemy's column
+    proxies, CTEs and operators), and a reused statement also reuses SQLAlchemy's
+    compiled form. 64 shapes: a process uses a handful.
+    """
+    rs = shape.ranking
+    conds = _filter_conditions(
+        shape.memory_types, shape.since, shape.until, shape.metadata, shape.as_of
+    )
+    distance = m.c.embedding.cosine_distance(_P_VECTOR)
 
     vec_inner = (
         select(m.c.id, distance.label("distance"))
@@ -474,7 +636,7 @@ def search_memories(
         func.row_number().over(order_by=vec_inner.c.distance).label("rank"),
     ).cte("vec")
 
-    lex = _lexical_leg(conds, query_text, rs)
+    lex = _lexical_leg(conds, shape.english, shape.cjk, rs)
 
     fused = (
         select(
@@ -488,7 +650,7 @@ def search_memories(
     )
 
     k = float(rs.rrf_k)
-    now = literal(filters.as_of, DateTime(timezone=True)) if filters.as_of else func.now()
+    now = _P_AS_OF if shape.as_of else func.now()
     rrf = (
         func.coalesce(1.0 / (k + fused.c.vector_rank), 0.0)
         + func.coalesce(1.0 / (k + fused.c.lexical_rank), 0.0)
@@ -525,7 +687,7 @@ def search_memories(
             recency.label("recency"),
             reinforcement.label("reinforcement"),
         )
-        .select_from(fused.join(m, and_(m.c.user_id == user_id, m.c.id == fused.c.id)))
+        .select_from(fused.join(m, and_(m.c.user_id == _P_USER_ID, m.c.id == fused.c.id)))
         .cte("parts")
     )
     most = 1.0 + rs.recency_weight + rs.importance_weight + rs.reinforcement_weight
@@ -541,18 +703,18 @@ def search_memories(
     )
     stmt = select(*parts.c, score.label("score"))
     gates = []
-    if filters.min_similarity is not None:
-        gates.append(parts.c.similarity >= literal(filters.min_similarity))
-    if filters.min_lexical is not None:
-        gates.append(parts.c.lexical >= literal(filters.min_lexical))
+    if shape.min_similarity:
+        gates.append(parts.c.similarity >= _P_MIN_SIMILARITY)
+    if shape.min_lexical:
+        gates.append(parts.c.lexical >= _P_MIN_LEXICAL)
     if gates:
         stmt = stmt.where(or_(*gates))
-    stmt = stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(top_k)
-    if not touch:
+    stmt = stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(_P_TOP_K)
+    if not shape.touch:
         return stmt
     ranked = stmt.cte("ranked")
     touched = (
-        _touch(user_id).where(m.c.id.in_(select(ranked.c.id))).returning(m.c.id).cte("touched")
+        _touch(_P_USER_ID).where(m.c.id.in_(select(ranked.c.id))).returning(m.c.id).cte("touched")
     )
     # PostgreSQL runs a data-modifying CTE whether or not the query reads it.
     return (
@@ -562,7 +724,7 @@ def search_memories(
     )
 
 
-def _touch(user_id: str) -> Update:
+def _touch(user_id: str | BindParameter[Any]) -> Update:
     return (
         update(m)
         .where(m.c.user_id == user_id)

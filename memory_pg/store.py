@@ -12,7 +12,6 @@ from typing import IO, Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine
-from sqlalchemy.sql import Executable
 
 from memory_pg import buffer, queries, schema
 from memory_pg._base import (
@@ -26,6 +25,7 @@ from memory_pg._base import (
     open_text,
     parse_memory_id,
     redact_url,
+    split_step,
     translate_errors,
     validate_top_k,
 )
@@ -226,9 +226,9 @@ class MemoryStore(StoreCore):
     def _run(self, plan: Plan[T], user_id: str | None, conn: Connection | None = None) -> T:
         with self._transaction(user_id, conn) as c:
             try:
-                stmt: Executable = next(plan)
+                step = next(plan)
                 while True:
-                    stmt = plan.send(_materialize(c.execute(stmt)))
+                    step = plan.send(_materialize(c.execute(*split_step(step))))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
 

@@ -182,7 +182,10 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
     statements.append(plan.send([]))
     with pytest.raises(StopIteration):
         plan.send([])
-    assert "UPDATE" in str(statements[-1].compile(dialect=postgresql.dialect()))
+    # The store runs the shared statement of the search's shape with this search's values.
+    shared, values = statements[-1]
+    assert values["search_user_id"] == "alice"
+    assert "UPDATE" in str(shared.compile(dialect=postgresql.dialect()))
 
 
 def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
