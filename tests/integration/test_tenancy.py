@@ -8,6 +8,7 @@ row-level security is what keeps users apart, not only the store's WHERE clauses
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import psycopg
@@ -202,3 +203,58 @@ def test_a_table_owner_that_is_not_superuser_is_still_filtered(raw, app_stores):
                 assert conn.execute("SELECT count(*) FROM memory_pg_memories").fetchone() == (2,)
         finally:
             raw.execute("ALTER TABLE memory_pg_memories OWNER TO CURRENT_USER")
+
+
+def test_a_reused_search_statement_never_carries_the_previous_user(
+    make_store: Any, raw: psycopg.Connection[Any]
+) -> None:
+    # Searches of one shape share one statement; the user, vector and words are values
+    # of each run. The database owner's stores: only the WHERE clauses keep users apart.
+    alice, bob = make_store(user_id="alice"), make_store(user_id="bob")
+    alice.add_memory("Alice prefers PostgreSQL for the database", "key_decision")
+    bob.add_memory("Bob prefers MySQL for the database", "key_decision")
+    queries.build_search.cache_clear()
+
+    first = alice.search("database preference", top_k=5)
+    built = queries.build_search.cache_info()
+    second = bob.search("database preference", top_k=5)
+    third = alice.search("which database", top_k=5)
+
+    assert [(h["user_id"], h["text"]) for h in first] == [
+        ("alice", "Alice prefers PostgreSQL for the database")
+    ]
+    assert [(h["user_id"], h["text"]) for h in second] == [
+        ("bob", "Bob prefers MySQL for the database")
+    ]
+    assert [h["user_id"] for h in third] == ["alice"]
+    # The touch in the same statement marked each user's own rows only.
+    uses = dict(
+        raw.execute(
+            "SELECT user_id, access_count FROM memory_pg_memories ORDER BY user_id"
+        ).fetchall()
+    )
+    assert uses == {"alice": 2, "bob": 1}
+    # And the statement was built once, then reused.
+    after = queries.build_search.cache_info()
+    assert after.misses == built.misses
+    assert after.hits == built.hits + 2
+
+
+def test_search_values_never_name_a_column() -> None:
+    # A value named after a column (``user_id``) would become a SET column of the
+    # touch's UPDATE: SQLAlchemy reads execution values that way for an UPDATE.
+    import numpy as np
+
+    filters = queries.SearchFilters(
+        memory_types=("fact",),
+        since=datetime(2020, 1, 1, tzinfo=timezone.utc),
+        until=datetime(2030, 1, 1, tzinfo=timezone.utc),
+        metadata={"a": 1},
+        as_of=datetime(2025, 1, 1, tzinfo=timezone.utc),
+        min_similarity=0.1,
+        min_lexical=0.1,
+    )
+    _, values = queries.search_statement(
+        "alice", "tea 茶", np.zeros(3), top_k=5, filters=filters, touch=True
+    )
+    assert not set(values) & set(queries.memories.c.keys())
