@@ -271,12 +271,16 @@ class MemoryPg:
         from sqlalchemy import select
 
         from memory_pg import queries
+        from memory_pg._segment import term_queries
 
         conds = queries.filter_conditions(user, queries.SearchFilters())
-        leg = queries._lexical_leg(conds, query, self.store.ranking)
+        en_any, en_own, cjk_any, cjk_own = term_queries(query)
+        leg = queries._lexical_leg(conds, bool(en_any), bool(cjk_any), self.store.ranking)
         stmt = select(leg.c.id).order_by(leg.c.rank)
+        words = {"lex_en_any": en_any, "lex_en_own": en_own}
+        words.update(lex_cjk_any=cjk_any, lex_cjk_own=cjk_own)
         with self._tx(user, self.store.ef_search) as conn:
-            return [r.id for r in conn.execute(stmt)]
+            return [r.id for r in conn.execute(stmt, words)]
 
     def explain_vector_leg(self, user: str, vector: np.ndarray) -> str:
         """Which index the planner uses for the vector leg (first plan lines)."""

@@ -263,9 +263,8 @@ class SearchFilters:
 
 def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
     """The WHERE conditions of a search: the user first, then the filters (values bound)."""
-    shape = _filter_shape(filters)
     values = {"search_user_id": user_id, **_filter_values(filters)}
-    return [c.params(values) for c in _filter_conditions(*shape)]
+    return _filter_conditions(*_filter_shape(filters), values=values)
 
 
 #: The search's parameters: declared once, given their values at execution. None has
@@ -310,18 +309,30 @@ def _filter_values(filters: SearchFilters) -> dict[str, Any]:
 
 
 def _filter_conditions(
-    types: bool, since: bool, until: bool, metadata: bool, as_of: bool
+    types: bool,
+    since: bool,
+    until: bool,
+    metadata: bool,
+    as_of: bool,
+    values: dict[str, Any] | None = None,
 ) -> list[ColumnElement[bool]]:
-    conds: list[ColumnElement[bool]] = [m.c.user_id == _P_USER_ID]
-    conds.extend(current_conditions(_P_AS_OF if as_of else None))
+    """The conditions of a filter shape; with ``values``, each parameter carries its value."""
+
+    def p(param: BindParameter[Any]) -> BindParameter[Any]:
+        if values is None:
+            return param
+        return bindparam(param.key, values[param.key], type_=param.type, expanding=param.expanding)
+
+    conds: list[ColumnElement[bool]] = [m.c.user_id == p(_P_USER_ID)]
+    conds.extend(current_conditions(p(_P_AS_OF) if as_of else None))
     if types:
-        conds.append(m.c.memory_type.in_(_P_TYPES))
+        conds.append(m.c.memory_type.in_(p(_P_TYPES)))
     if since:
-        conds.append(m.c.event_time >= _P_SINCE)
+        conds.append(m.c.event_time >= p(_P_SINCE))
     if until:
-        conds.append(m.c.event_time < _P_UNTIL)
+        conds.append(m.c.event_time < p(_P_UNTIL))
     if metadata:
-        conds.append(m.c.metadata.op("@>")(_P_META))
+        conds.append(m.c.metadata.op("@>")(p(_P_META)))
     return conds
 
 
