@@ -349,6 +349,21 @@ class StoreCore:
         for start in range(0, len(to_insert), INSERT_CHUNK):
             result = yield queries.insert_memories(to_insert[start : start + INSERT_CHUNK])
             inserted.update(r["memory_id"] for r in result)
+        # One statement for all repeats and one for all replacements, not one per row.
+        merged: dict[uuid.UUID, float] = {}
+        replaced: dict[uuid.UUID, uuid.UUID] = {}
+        for row, d in zip(rows, decisions, strict=True):
+            if d.action == "merge":
+                merged[d.targets[0]] = max(merged.get(d.targets[0], 0.0), row.importance)
+            elif d.action == "supersede" and row.id in inserted:
+                for old in d.targets:
+                    replaced.setdefault(old, row.id)
+        if merged:
+            yield lifecycle.refresh_merged(user_id, merged)
+        marked: set[uuid.UUID] = set()
+        if replaced:
+            result = yield lifecycle.supersede_many(user_id, replaced)
+            marked = {r["id"] for r in result}
         events: list[tuple[uuid.UUID, str, dict[str, Any]]] = []
         ids: list[uuid.UUID] = []
         for row, d in zip(rows, decisions, strict=True):
@@ -356,15 +371,14 @@ class StoreCore:
             if d.similarity is not None:
                 detail["similarity"] = round(d.similarity, 4)
             if d.action == "merge":
-                yield lifecycle.refresh_merged(user_id, d.targets[0], row.importance)
                 events.append((d.targets[0], "merged", detail))
                 ids.append(d.targets[0])
                 continue
             ids.append(row.id)
             if d.action == "supersede" and row.id in inserted:
-                marked = yield lifecycle.mark_superseded(user_id, d.targets, row.id)
-                for old in marked:
-                    events.append((old["id"], "superseded", {**detail, "by": str(row.id)}))
+                for old in d.targets:
+                    if old in marked and replaced[old] == row.id:
+                        events.append((old, "superseded", {**detail, "by": str(row.id)}))
         if events:
             yield lifecycle.history_events(user_id, events)
         # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.

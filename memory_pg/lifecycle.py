@@ -20,7 +20,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -32,9 +32,12 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Float,
     Insert,
+    Text,
     TextClause,
     Update,
+    Uuid,
     and_,
     func,
     literal,
@@ -45,10 +48,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import delete as sa_delete
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from memory_pg._segment import segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
+from memory_pg.queries import array_param, unnest_rows
 from memory_pg.tables import history, memories
 
 logger = logging.getLogger(__name__)
@@ -286,23 +291,52 @@ def mark_superseded(user_id: str, targets: Sequence[uuid.UUID], by: uuid.UUID) -
     )
 
 
-def refresh_merged(user_id: str, memory_id: uuid.UUID, importance: float) -> Update:
-    """A repeated memory: refresh ``updated_at`` and keep the higher importance."""
+def supersede_many(user_id: str, replaced: Mapping[uuid.UUID, uuid.UUID]) -> Update:
+    """Mark current memories as replaced (``{old id: new id}``); returns the ids marked.
+
+    One statement for a whole batch; a row already replaced is left as it was.
+    """
+    pairs = unnest_rows(
+        old_id=array_param("old_ids", list(replaced), Uuid()),
+        new_id=array_param("new_ids", list(replaced.values()), Uuid()),
+    )
     return (
         update(m)
-        .where(m.c.user_id == user_id, m.c.id == memory_id)
-        .values(updated_at=func.now(), importance=func.greatest(m.c.importance, importance))
+        .where(m.c.user_id == user_id, m.c.id == pairs.c.old_id, m.c.superseded_at.is_(None))
+        .values(superseded_at=func.now(), superseded_by=pairs.c.new_id)
+        .returning(m.c.id)
+    )
+
+
+def refresh_merged(user_id: str, importance: Mapping[uuid.UUID, float]) -> Update:
+    """Repeated memories (``{id: importance of the repeat}``): refresh ``updated_at`` and
+    keep the higher importance, in one statement."""
+    given = unnest_rows(
+        id=array_param("merged_ids", list(importance), Uuid()),
+        importance=array_param("importances", list(importance.values()), Float()),
+    )
+    return (
+        update(m)
+        .where(m.c.user_id == user_id, m.c.id == given.c.id)
+        .values(updated_at=func.now(), importance=func.greatest(m.c.importance, given.c.importance))
         .returning(m.c.id)
     )
 
 
 def history_events(user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]) -> Insert:
-    """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text."""
-    return pg_insert(history).values(
-        [
-            {"user_id": user_id, "memory_id": mid, "event": event, "detail": detail}
-            for mid, event, detail in events
-        ]
+    """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text.
+
+    The events travel as arrays, so the statement is the same for any number of them.
+    """
+    listed = list(events)
+    given = unnest_rows(
+        memory_id=array_param("memory_ids", [mid for mid, _, _ in listed], Uuid()),
+        event=array_param("events", [event for _, event, _ in listed], Text()),
+        detail=array_param("details", [detail for _, _, detail in listed], JSONB()),
+    )
+    return pg_insert(history).from_select(
+        ["user_id", "memory_id", "event", "detail"],
+        select(literal(user_id, Text), given.c.memory_id, given.c.event, given.c.detail),
     )
 
 

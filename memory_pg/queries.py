@@ -27,6 +27,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    cast,
     delete,
     func,
     literal,
@@ -36,7 +37,9 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, insert
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import TypeEngine
 
 from memory_pg._segment import query_terms, segment
 from memory_pg.config import RankingSettings
@@ -169,6 +172,16 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
         )
         .returning(history.c.memory_id)
     )
+
+
+def array_param(name: str, values: list[Any], element: TypeEngine[Any]) -> ColumnElement[Any]:
+    """``values`` bound as one array parameter (typed, even when every value is NULL)."""
+    return cast(bindparam(name, values, ARRAY(element)), ARRAY(element))
+
+
+def unnest_rows(**arrays: ColumnElement[Any]) -> TableValuedAlias:
+    """``unnest(a, b, ...) AS anon(name_a, name_b, ...)``: parallel arrays as rows."""
+    return func.unnest(*arrays.values()).table_valued(*arrays).render_derived()
 
 
 def find_current_by_hash(user_id: str, pairs: Sequence[tuple[str, str]]) -> Select[Any]:
