@@ -53,7 +53,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from memory_pg._segment import segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
-from memory_pg.queries import array_param, unnest_rows
+from memory_pg.queries import array_param, unnest_rows, vector_array
 from memory_pg.tables import history, memories
 
 logger = logging.getLogger(__name__)
@@ -258,11 +258,6 @@ def decide(
     return Decision("add", topic=topic)
 
 
-def vector_literal(vector: np.ndarray[Any, Any]) -> str:
-    """A vector as pgvector's text form, for the array parameter of ``insert_candidates``."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
-
-
 def candidates_statement(
     user_id: str,
     vectors: Sequence[np.ndarray[Any, Any]],
@@ -273,7 +268,7 @@ def candidates_statement(
     """Current memories near each new one (and those sharing its topic), in one statement."""
     return text(sql_blocks()["insert_candidates"]).bindparams(
         idx=list(range(len(vectors))),
-        vecs=[vector_literal(v) for v in vectors],
+        vecs=vector_array(vectors),
         types=list(memory_types),
         topics=list(topics),
         user_id=user_id,

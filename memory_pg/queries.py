@@ -8,7 +8,7 @@ first: with row-level security on, it is also what the policy checks.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ from sqlalchemy import (
     Float,
     Insert,
     Select,
+    Text,
     TextClause,
     Update,
     and_,
@@ -102,12 +103,58 @@ _OVERRIDE_DEFAULTS: dict[str, Any] = {
     "superseded_by": None,
 }
 
+#: Columns an insert stores as each row gives them (a ``NewMemory`` field of the same
+#: name). A new column of that kind is one line here.
+_PLAIN_COLUMNS = (
+    "id",
+    "user_id",
+    "memory_type",
+    "text",
+    "embedding_model",
+    "content_hash",
+    "metadata",
+    "topic",
+    "importance",
+    "expires_at",
+)
 
-def tsvector_expr(text_value: str) -> ColumnElement[Any]:
-    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``."""
-    seg = segment(text_value)
-    return func.to_tsvector(_ENGLISH, literal(seg.words_text)).op("||")(
-        func.to_tsvector(_SIMPLE, literal(seg.cjk_text))
+
+def vector_literal(vector: np.ndarray[Any, Any]) -> str:
+    """A vector in pgvector's text form, ``[0.1,0.2]``.
+
+    Nine significant digits give back the exact float32 (pgvector reads it with
+    ``strtof``) in about half the characters of ``repr``, and faster.
+    """
+    values = np.asarray(vector, dtype=np.float32).tolist()
+    return "[" + ("%.9g," * len(values))[:-1] % tuple(values) + "]"
+
+
+def vector_array(vectors: Sequence[np.ndarray[Any, Any]]) -> str:
+    """Vectors as one PostgreSQL array literal, for ``CAST(... AS vector[])``.
+
+    One string rather than a list: the driver would scan every element of a list
+    for characters to escape, and a vector's text form has none.
+    """
+    return "{" + ",".join(['"' + vector_literal(v) + '"' for v in vectors]) + "}"
+
+
+#: What :func:`tsvector_expr` indexes of a memory: one array each in an insert.
+TSV_INPUTS = ("tsv_words", "tsv_cjk")
+
+
+def tsvector_words(row: NewMemory) -> dict[str, str]:
+    """The words of a memory that :func:`tsvector_expr` indexes, by :data:`TSV_INPUTS` name."""
+    seg = segment(row.text)
+    return {"tsv_words": seg.words_text, "tsv_cjk": seg.cjk_text}
+
+
+def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]:
+    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``.
+
+    ``words`` maps each name of :data:`TSV_INPUTS` to an SQL expression.
+    """
+    return func.to_tsvector(_ENGLISH, words["tsv_words"]).op("||")(
+        func.to_tsvector(_SIMPLE, words["tsv_cjk"])
     )
 
 
@@ -131,33 +178,30 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
 
     An exact duplicate of a current memory (same user, type and content hash) is
     skipped by ``ON CONFLICT``; the statement returns the ids actually inserted.
+    Each column travels as one array (``unnest``), so the statement is the same for
+    any number of rows: SQLAlchemy compiles it once, the server prepares it once.
     """
-    # A multi-row VALUES needs the same columns in every row: an override one row
-    # carries (an import's timestamps) gets its default in the others.
-    override_keys = {key for row in rows for key in row.overrides}
-    values = []
-    for row in rows:
-        value: dict[str, Any] = {
-            "id": row.id,
-            "user_id": row.user_id,
-            "memory_type": row.memory_type,
-            "text": row.text,
-            "embedding": row.embedding,
-            "embedding_model": row.embedding_model,
-            "search_tsv": tsvector_expr(row.text),
-            "content_hash": row.content_hash,
-            "metadata": row.metadata,
-            "topic": row.topic,
-            "importance": row.importance,
-            "event_time": row.event_time if row.event_time is not None else func.now(),
-            "expires_at": row.expires_at,
-        }
-        for key in override_keys:
-            value[key] = row.overrides.get(key, _OVERRIDE_DEFAULTS[key])
-        values.append(value)
+    words = [tsvector_words(r) for r in rows]
+    arrays: dict[str, Any] = {c: _array(c, [getattr(r, c) for r in rows]) for c in _PLAIN_COLUMNS}
+    # pgvector's text form, made here: the Vector type's own conversion is much slower.
+    vectors = bindparam("embedding", vector_array([r.embedding for r in rows]), Text())
+    arrays["embedding"] = cast(vectors, ARRAY(m.c.embedding.type))
+    arrays["event_time"] = _array("event_time", [r.event_time for r in rows])
+    for key in TSV_INPUTS:
+        arrays[key] = _array(key, [w[key] for w in words])
+    # An import restores some columns as exported; NULL elsewhere, so the default applies.
+    for key in _OVERRIDE_DEFAULTS:
+        arrays[key] = _array(key, [r.overrides.get(key) for r in rows])
+    u = unnest_rows(**arrays)
+    values: dict[str, Any] = {c: u.c[c] for c in _PLAIN_COLUMNS}
+    values["embedding"] = u.c.embedding
+    values["search_tsv"] = tsvector_expr({key: u.c[key] for key in TSV_INPUTS})
+    values["event_time"] = func.coalesce(u.c.event_time, func.now())
+    for key, default in _OVERRIDE_DEFAULTS.items():
+        values[key] = u.c[key] if default is None else func.coalesce(u.c[key], default)
     ins = (
         insert(m)
-        .values(values)
+        .from_select(list(values), select(*values.values()))
         # Skips an exact duplicate of a current memory (the unique partial index on
         # user, type and content hash) and, on import, an id that is already there.
         .on_conflict_do_nothing()
@@ -172,6 +216,11 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
         )
         .returning(history.c.memory_id)
     )
+
+
+def _array(column: str, values: list[Any]) -> ColumnElement[Any]:
+    element = m.c[column].type if column in m.c else Text()
+    return array_param(column, values, element)
 
 
 def array_param(name: str, values: list[Any], element: TypeEngine[Any]) -> ColumnElement[Any]:
