@@ -56,6 +56,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+    from memory_pg._segment import segment
     from memory_pg.config import SupersedePolicy
     from memory_pg.embedding import get_embedder
     from memory_pg.store import MemoryStore
@@ -67,6 +68,10 @@ def main() -> None:
     lookup = LookupEmbedder(real)
     modes = ["precomputed", "model"] if args.mode == "both" else [args.mode]
     switches = [True, False] if args.supersession == "both" else [args.supersession == "on"]
+    # One-time costs stay out of the timings: loading the model (the lookup embedder
+    # asks it for its dimension) and jieba's dictionary.
+    real.embed_documents(texts[:64])
+    segment("预热")
     vectors = None
     if "precomputed" in modes:
         cache = Path("benchmarks/results/tmp")
@@ -84,8 +89,6 @@ def main() -> None:
                 lookup.table = {}
                 if mode == "precomputed" and vectors is not None:
                     lookup.table = dict(zip(texts, vectors, strict=True))
-                if mode == "model":
-                    real.embed_documents(texts[:64])  # load and warm the model
                 for on in switches:
                     out = _run(store, real, texts, types, args, mode, on, SupersedePolicy)
                     print(json.dumps(out), flush=True)
