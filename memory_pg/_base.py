@@ -71,7 +71,8 @@ class Rows(list[dict[str, Any]]):
     rowcount: int = -1
 
 
-Plan = Generator[Executable, Rows, T]
+#: A plan yields statements (or statements built once with their values) and gets rows back.
+Plan = Generator[Executable | queries.Bound, Rows, T]
 
 
 @dataclass(frozen=True)
@@ -535,7 +536,7 @@ class StoreCore:
         return counts[0]
 
     @staticmethod
-    def _plan_one(stmt: Executable) -> Plan[Rows]:
+    def _plan_one(stmt: Executable | queries.Bound) -> Plan[Rows]:
         rows = yield stmt
         return rows
 

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.sql import Executable
 
 from memory_pg import buffer, queries
 from memory_pg._base import (
@@ -123,9 +122,13 @@ class AsyncMemoryStore(StoreCore):
     ) -> T:
         async with self._transaction(user_id, conn) as c:
             try:
-                stmt: Executable = next(plan)
+                step = next(plan)
                 while True:
-                    stmt = plan.send(_materialize(await c.execute(stmt)))
+                    if isinstance(step, queries.Bound):
+                        result = await c.execute(step.statement, step.params)
+                    else:
+                        result = await c.execute(step)
+                    step = plan.send(_materialize(result))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
 

@@ -11,7 +11,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import (
@@ -173,25 +174,44 @@ def search_tuning(ef_search: int) -> TextClause:
     ).bindparams(ef=str(ef_search))
 
 
-def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
+class Bound(NamedTuple):
+    """A statement built once and the values of one execution: ``conn.execute(*bound)``.
+
+    Building and cache-keying a statement of many parts costs more than running it
+    for one row; one statement object is built, keyed and compiled once.
+    """
+
+    statement: Executable
+    params: dict[str, Any]
+
+
+def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Bound:
     """Insert new memories and their ``added`` history in one statement.
 
     An exact duplicate of a current memory (same user, type and content hash) is
     skipped by ``ON CONFLICT``; the statement returns the ids actually inserted.
     Each column travels as one array (``unnest``), so the statement is the same for
-    any number of rows: SQLAlchemy compiles it once, the server prepares it once.
+    any number of rows: built and compiled once, prepared once by the server.
     """
     words = [tsvector_words(r) for r in rows]
-    arrays: dict[str, Any] = {c: _array(c, [getattr(r, c) for r in rows]) for c in _PLAIN_COLUMNS}
-    # pgvector's text form, made here: the Vector type's own conversion is much slower.
-    vectors = bindparam("embedding", vector_array([r.embedding for r in rows]), Text())
-    arrays["embedding"] = cast(vectors, ARRAY(m.c.embedding.type))
-    arrays["event_time"] = _array("event_time", [r.event_time for r in rows])
+    params: dict[str, Any] = {c: [getattr(r, c) for r in rows] for c in _PLAIN_COLUMNS}
+    params["embedding"] = vector_array([r.embedding for r in rows])
+    params["event_time"] = [r.event_time for r in rows]
     for key in TSV_INPUTS:
-        arrays[key] = _array(key, [w[key] for w in words])
+        params[key] = [w[key] for w in words]
     # An import restores some columns as exported; NULL elsewhere, so the default applies.
     for key in _OVERRIDE_DEFAULTS:
-        arrays[key] = _array(key, [r.overrides.get(key) for r in rows])
+        params[key] = [r.overrides.get(key) for r in rows]
+    params["event"] = event
+    return Bound(_insert_statement(), params)
+
+
+@cache
+def _insert_statement() -> Insert:
+    names = (*_PLAIN_COLUMNS, "event_time", *TSV_INPUTS, *_OVERRIDE_DEFAULTS)
+    arrays = {name: _array(name) for name in names}
+    # pgvector's text form, made by vector_array(): the Vector type's own is much slower.
+    arrays["embedding"] = cast(bindparam("embedding", type_=Text()), ARRAY(m.c.embedding.type))
     u = unnest_rows(**arrays)
     values: dict[str, Any] = {c: u.c[c] for c in _PLAIN_COLUMNS}
     values["embedding"] = u.c.embedding
@@ -208,24 +228,25 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
         .returning(m.c.user_id, m.c.id)
         .cte("inserted")
     )
+    event = bindparam("event", type_=Text())
     return (
         insert(history)
         .from_select(
             ["user_id", "memory_id", "event", "detail"],
-            select(ins.c.user_id, ins.c.id, literal(event), literal({}, JSONB)),
+            select(ins.c.user_id, ins.c.id, event, literal({}, JSONB)),
         )
         .returning(history.c.memory_id)
     )
 
 
-def _array(column: str, values: list[Any]) -> ColumnElement[Any]:
-    element = m.c[column].type if column in m.c else Text()
-    return array_param(column, values, element)
+def _array(column: str) -> ColumnElement[Any]:
+    """The parameter of one column's values, as an array of the column's type."""
+    return array_param(column, m.c[column].type if column in m.c else Text())
 
 
-def array_param(name: str, values: list[Any], element: TypeEngine[Any]) -> ColumnElement[Any]:
-    """``values`` bound as one array parameter (typed, even when every value is NULL)."""
-    return cast(bindparam(name, values, ARRAY(element)), ARRAY(element))
+def array_param(name: str, element: TypeEngine[Any]) -> ColumnElement[Any]:
+    """The parameter ``name``: an array of ``element`` (cast, so typed even when all NULL)."""
+    return cast(bindparam(name, type_=ARRAY(element)), ARRAY(element))
 
 
 def unnest_rows(**arrays: ColumnElement[Any]) -> TableValuedAlias:

@@ -12,7 +12,6 @@ from typing import IO, Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine
-from sqlalchemy.sql import Executable
 
 from memory_pg import buffer, queries, schema
 from memory_pg._base import (
@@ -226,9 +225,13 @@ class MemoryStore(StoreCore):
     def _run(self, plan: Plan[T], user_id: str | None, conn: Connection | None = None) -> T:
         with self._transaction(user_id, conn) as c:
             try:
-                stmt: Executable = next(plan)
+                step = next(plan)
                 while True:
-                    stmt = plan.send(_materialize(c.execute(stmt)))
+                    if isinstance(step, queries.Bound):
+                        result = c.execute(step.statement, step.params)
+                    else:
+                        result = c.execute(step)
+                    step = plan.send(_materialize(result))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
 
