@@ -14,6 +14,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Han, kana, hangul and CJK punctuation blocks: runs of these go to jieba.
 _CJK_RUN = re.compile(
@@ -75,8 +76,15 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+@lru_cache(maxsize=2048)
 def segment(text: str) -> Segments:
-    """Cut ``text`` into words for indexing or querying."""
+    """Cut ``text`` into words for indexing or querying.
+
+    Cached: a batch write cuts each new text several times (its index words, and
+    word agreement with its candidates, which come back batch after batch); jieba
+    is the cost. A word added to jieba's dictionary at run time does not reach
+    texts already cut.
+    """
     norm = normalize(text)
     words: list[str] = []
     cjk: list[str] = []

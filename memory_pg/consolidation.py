@@ -301,11 +301,11 @@ def _write_summary(
             marked = conn.execute(lifecycle.mark_superseded(user_id, ids, row.id)).all()
             if len(marked) != len(ids):
                 raise _Changed
-            inserted = conn.execute(queries.insert_memories([row])).all()
+            inserted = conn.execute(*queries.insert_memories([row])).all()
             if not inserted:
                 raise _Changed
             detail = {"reason": "consolidated", "into": str(row.id), "job_run": report.run_id}
-            conn.execute(lifecycle.history_events(user_id, [(i, "merged", detail) for i in ids]))
+            conn.execute(*lifecycle.history_events(user_id, [(i, "merged", detail) for i in ids]))
     except _Changed:
         logger.info("consolidate: a cluster changed during the run; left for the next one")
         return None

@@ -20,7 +20,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -32,10 +32,14 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Float,
     Insert,
+    Text,
     TextClause,
     Update,
+    Uuid,
     and_,
+    bindparam,
     func,
     literal,
     or_,
@@ -45,10 +49,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import delete as sa_delete
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from memory_pg._segment import segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
+from memory_pg.queries import Bound, array_param, unnest_rows, vector_array
 from memory_pg.tables import history, memories
 
 logger = logging.getLogger(__name__)
@@ -253,11 +259,6 @@ def decide(
     return Decision("add", topic=topic)
 
 
-def vector_literal(vector: np.ndarray[Any, Any]) -> str:
-    """A vector as pgvector's text form, for the array parameter of ``insert_candidates``."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
-
-
 def candidates_statement(
     user_id: str,
     vectors: Sequence[np.ndarray[Any, Any]],
@@ -268,7 +269,7 @@ def candidates_statement(
     """Current memories near each new one (and those sharing its topic), in one statement."""
     return text(sql_blocks()["insert_candidates"]).bindparams(
         idx=list(range(len(vectors))),
-        vecs=[vector_literal(v) for v in vectors],
+        vecs=vector_array(vectors),
         types=list(memory_types),
         topics=list(topics),
         user_id=user_id,
@@ -286,23 +287,81 @@ def mark_superseded(user_id: str, targets: Sequence[uuid.UUID], by: uuid.UUID) -
     )
 
 
-def refresh_merged(user_id: str, memory_id: uuid.UUID, importance: float) -> Update:
-    """A repeated memory: refresh ``updated_at`` and keep the higher importance."""
+def supersede_many(user_id: str, replaced: Mapping[uuid.UUID, uuid.UUID]) -> Bound:
+    """Mark current memories as replaced (``{old id: new id}``); returns the ids marked.
+
+    One statement for a whole batch; a row already replaced is left as it was.
+    """
+    values = {"of_user": user_id, "old_ids": list(replaced), "new_ids": list(replaced.values())}
+    return Bound(_supersede_many(), values)
+
+
+def refresh_merged(user_id: str, importance: Mapping[uuid.UUID, float]) -> Bound:
+    """Repeated memories (``{id: importance of the repeat}``): refresh ``updated_at`` and
+    keep the higher importance, in one statement."""
+    values = {"of_user": user_id, "ids": list(importance), "importances": list(importance.values())}
+    return Bound(_refresh_merged(), values)
+
+
+def history_events(user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]) -> Bound:
+    """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text.
+
+    ``conn.execute(*history_events(...))``: the events travel as arrays.
+    """
+    listed = list(events)
+    values = {
+        "of_user": user_id,
+        "memory_ids": [memory_id for memory_id, _, _ in listed],
+        "events": [event for _, event, _ in listed],
+        "details": [detail for _, _, detail in listed],
+    }
+    return Bound(_history_events(), values)
+
+
+# Built once: a statement reused as one object is keyed and compiled once.
+
+
+@cache
+def _supersede_many() -> Update:
+    pairs = unnest_rows(
+        old_id=array_param("old_ids", Uuid()), new_id=array_param("new_ids", Uuid())
+    )
     return (
         update(m)
-        .where(m.c.user_id == user_id, m.c.id == memory_id)
-        .values(updated_at=func.now(), importance=func.greatest(m.c.importance, importance))
+        .where(
+            m.c.user_id == bindparam("of_user", type_=Text()),
+            m.c.id == pairs.c.old_id,
+            m.c.superseded_at.is_(None),
+        )
+        .values(superseded_at=func.now(), superseded_by=pairs.c.new_id)
         .returning(m.c.id)
     )
 
 
-def history_events(user_id: str, events: Iterable[tuple[uuid.UUID, str, dict[str, Any]]]) -> Insert:
-    """Append lifecycle events ``(memory_id, event, detail)``; details never hold user text."""
-    return pg_insert(history).values(
-        [
-            {"user_id": user_id, "memory_id": mid, "event": event, "detail": detail}
-            for mid, event, detail in events
-        ]
+@cache
+def _refresh_merged() -> Update:
+    given = unnest_rows(
+        id=array_param("ids", Uuid()), importance=array_param("importances", Float())
+    )
+    return (
+        update(m)
+        .where(m.c.user_id == bindparam("of_user", type_=Text()), m.c.id == given.c.id)
+        .values(updated_at=func.now(), importance=func.greatest(m.c.importance, given.c.importance))
+        .returning(m.c.id)
+    )
+
+
+@cache
+def _history_events() -> Insert:
+    given = unnest_rows(
+        memory_id=array_param("memory_ids", Uuid()),
+        event=array_param("events", Text()),
+        detail=array_param("details", JSONB()),
+    )
+    user_id = bindparam("of_user", type_=Text())
+    return pg_insert(history).from_select(
+        ["user_id", "memory_id", "event", "detail"],
+        select(user_id, given.c.memory_id, given.c.event, given.c.detail),
     )
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import (
@@ -31,6 +32,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    cast,
     delete,
     false,
     func,
@@ -44,6 +46,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY, insert
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import TypeEngine
 
 from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
@@ -108,19 +112,70 @@ _OVERRIDE_DEFAULTS: dict[str, Any] = {
     "superseded_by": None,
 }
 
+#: Columns an insert stores as each row gives them (a ``NewMemory`` field of the same
+#: name). A new column of that kind is one line here.
+_PLAIN_COLUMNS = (
+    "id",
+    "user_id",
+    "memory_type",
+    "text",
+    "embedding_model",
+    "content_hash",
+    "metadata",
+    "topic",
+    "importance",
+    "expires_at",
+    "context",
+)
 
-def tsvector_expr(text_value: str, context: str | None = None) -> ColumnElement[Any]:
+
+def vector_literal(vector: np.ndarray[Any, Any]) -> str:
+    """A vector in pgvector's text form, ``[0.1,0.2]``.
+
+    Nine significant digits give back the exact float32 (pgvector reads it with
+    ``strtof``) in about half the characters of ``repr``, and faster.
+    """
+    values = np.asarray(vector, dtype=np.float32).tolist()
+    return "[" + ("%.9g," * len(values))[:-1] % tuple(values) + "]"
+
+
+def vector_array(vectors: Sequence[np.ndarray[Any, Any]]) -> str:
+    """Vectors as one PostgreSQL array literal, for ``CAST(... AS vector[])``.
+
+    One string rather than a list: the driver would scan every element of a list
+    for characters to escape, and a vector's text form has none.
+    """
+    return "{" + ",".join(['"' + vector_literal(v) + '"' for v in vectors]) + "}"
+
+
+#: What :func:`tsvector_expr` indexes of a memory: one array each in an insert.
+TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_context_words", "tsv_context_cjk")
+
+
+def tsvector_words(row: NewMemory) -> dict[str, str]:
+    """The words of a memory that :func:`tsvector_expr` indexes, by :data:`TSV_INPUTS` name."""
+    seg = segment(row.text)
+    ctx = segment(row.context or "")
+    return {
+        "tsv_words": seg.words_text,
+        "tsv_cjk": seg.cjk_text,
+        "tsv_context_words": ctx.words_text,
+        "tsv_context_cjk": ctx.cjk_text,
+    }
+
+
+def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]:
     """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, and
-    the context's words after them with weight ``C`` (the memory's own keep ``D``)."""
-    seg = segment(text_value)
-    own = func.to_tsvector(_ENGLISH, literal(seg.words_text)).op("||")(
-        func.to_tsvector(_SIMPLE, literal(seg.cjk_text))
+    the context's words after them with weight ``C`` (the memory's own keep ``D``).
+
+    ``words`` maps each name of :data:`TSV_INPUTS` to an SQL expression; an empty
+    context adds nothing.
+    """
+    own = func.to_tsvector(_ENGLISH, words["tsv_words"]).op("||")(
+        func.to_tsvector(_SIMPLE, words["tsv_cjk"])
     )
-    if not context:
-        return own
-    ctx = segment(context)
-    framed = func.to_tsvector(_ENGLISH, literal(ctx.words_text)).op("||")(
-        func.to_tsvector(_SIMPLE, literal(ctx.cjk_text))
+    framed = func.to_tsvector(_ENGLISH, words["tsv_context_words"]).op("||")(
+        func.to_tsvector(_SIMPLE, words["tsv_context_cjk"])
     )
     return own.op("||")(func.setweight(framed, literal_column("'C'::\"char\"")))
 
@@ -140,53 +195,84 @@ def search_tuning(ef_search: int) -> TextClause:
     ).bindparams(ef=str(ef_search))
 
 
-def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Insert:
+class Bound(NamedTuple):
+    """A statement built once and the values of one execution: ``conn.execute(*bound)``.
+
+    Building and cache-keying a statement of many parts costs more than running it
+    for one row; one statement object is built, keyed and compiled once.
+    """
+
+    statement: Executable
+    params: dict[str, Any]
+
+
+def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Bound:
     """Insert new memories and their ``added`` history in one statement.
 
     An exact duplicate of a current memory (same user, type and content hash) is
     skipped by ``ON CONFLICT``; the statement returns the ids actually inserted.
+    Each column travels as one array (``unnest``), so the statement is the same for
+    any number of rows: built and compiled once, prepared once by the server.
     """
-    # A multi-row VALUES needs the same columns in every row: an override one row
-    # carries (an import's timestamps) gets its default in the others.
-    override_keys = {key for row in rows for key in row.overrides}
-    values = []
-    for row in rows:
-        value: dict[str, Any] = {
-            "id": row.id,
-            "user_id": row.user_id,
-            "memory_type": row.memory_type,
-            "text": row.text,
-            "embedding": row.embedding,
-            "embedding_model": row.embedding_model,
-            "search_tsv": tsvector_expr(row.text, row.context),
-            "context": row.context,
-            "content_hash": row.content_hash,
-            "metadata": row.metadata,
-            "topic": row.topic,
-            "importance": row.importance,
-            "event_time": row.event_time if row.event_time is not None else func.now(),
-            "expires_at": row.expires_at,
-        }
-        for key in override_keys:
-            value[key] = row.overrides.get(key, _OVERRIDE_DEFAULTS[key])
-        values.append(value)
+    words = [tsvector_words(r) for r in rows]
+    params: dict[str, Any] = {c: [getattr(r, c) for r in rows] for c in _PLAIN_COLUMNS}
+    params["embedding"] = vector_array([r.embedding for r in rows])
+    params["event_time"] = [r.event_time for r in rows]
+    for key in TSV_INPUTS:
+        params[key] = [w[key] for w in words]
+    # An import restores some columns as exported; NULL elsewhere, so the default applies.
+    for key in _OVERRIDE_DEFAULTS:
+        params[key] = [r.overrides.get(key) for r in rows]
+    params["event"] = event
+    return Bound(_insert_statement(), params)
+
+
+@cache
+def _insert_statement() -> Insert:
+    names = (*_PLAIN_COLUMNS, "event_time", *TSV_INPUTS, *_OVERRIDE_DEFAULTS)
+    arrays = {name: _array(name) for name in names}
+    # pgvector's text form, made by vector_array(): the Vector type's own is much slower.
+    arrays["embedding"] = cast(bindparam("embedding", type_=Text()), ARRAY(m.c.embedding.type))
+    u = unnest_rows(**arrays)
+    values: dict[str, Any] = {c: u.c[c] for c in _PLAIN_COLUMNS}
+    values["embedding"] = u.c.embedding
+    values["search_tsv"] = tsvector_expr({key: u.c[key] for key in TSV_INPUTS})
+    values["event_time"] = func.coalesce(u.c.event_time, func.now())
+    for key, default in _OVERRIDE_DEFAULTS.items():
+        values[key] = u.c[key] if default is None else func.coalesce(u.c[key], default)
     ins = (
         insert(m)
-        .values(values)
+        .from_select(list(values), select(*values.values()))
         # Skips an exact duplicate of a current memory (the unique partial index on
         # user, type and content hash) and, on import, an id that is already there.
         .on_conflict_do_nothing()
         .returning(m.c.user_id, m.c.id)
         .cte("inserted")
     )
+    event = bindparam("event", type_=Text())
     return (
         insert(history)
         .from_select(
             ["user_id", "memory_id", "event", "detail"],
-            select(ins.c.user_id, ins.c.id, literal(event), literal({}, JSONB)),
+            select(ins.c.user_id, ins.c.id, event, literal({}, JSONB)),
         )
         .returning(history.c.memory_id)
     )
+
+
+def _array(column: str) -> ColumnElement[Any]:
+    """The parameter of one column's values, as an array of the column's type."""
+    return array_param(column, m.c[column].type if column in m.c else Text())
+
+
+def array_param(name: str, element: TypeEngine[Any]) -> ColumnElement[Any]:
+    """The parameter ``name``: an array of ``element`` (cast, so typed even when all NULL)."""
+    return cast(bindparam(name, type_=ARRAY(element)), ARRAY(element))
+
+
+def unnest_rows(**arrays: ColumnElement[Any]) -> TableValuedAlias:
+    """``unnest(a, b, ...) AS anon(name_a, name_b, ...)``: parallel arrays as rows."""
+    return func.unnest(*arrays.values()).table_valued(*arrays).render_derived()
 
 
 def find_current_by_hash(user_id: str, pairs: Sequence[tuple[str, str]]) -> Select[Any]:

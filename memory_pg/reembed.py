@@ -30,7 +30,7 @@ from sqlalchemy import Connection, Delete, Engine, delete, text
 from memory_pg import queries
 from memory_pg.embedding import Embedder, embedding_text
 from memory_pg.errors import InvalidArgument
-from memory_pg.lifecycle import sql_blocks, vector_literal
+from memory_pg.lifecycle import sql_blocks
 from memory_pg.tables import settings
 
 logger = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ def _fill(
                     "reembed_write_batch",
                     uids=[r.user_id for r in rows],
                     ids=[str(r.id) for r in rows],
-                    vecs=[vector_literal(v) for v in vectors],
+                    vecs=[queries.vector_literal(v) for v in vectors],
                 )
             )
         report.reembedded += len(rows)

@@ -118,6 +118,18 @@ def test_optional_fields_are_stored(store):
     assert got["created_at"] > when
 
 
+def test_stored_vectors_are_the_models_own_bit_for_bit(store, raw, embedder):
+    texts = ["exact vectors", "向量原样保存", "nine digits are enough for a float32"]
+    ids = store.add_memories(texts)
+    rows = raw.execute(
+        "SELECT id::text, embedding::text FROM memory_pg_memories WHERE id = ANY(%s::uuid[])",
+        (ids,),
+    ).fetchall()
+    stored = {i: np.asarray(json.loads(v), dtype=np.float32) for i, v in rows}
+    for memory_id, vector in zip(ids, embedder.embed_documents(texts), strict=True):
+        assert np.array_equal(stored[memory_id], vector)
+
+
 def test_bad_input_writes_nothing(store, raw):
     for call in (
         lambda: store.add_memory("   "),

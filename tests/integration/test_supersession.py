@@ -181,3 +181,58 @@ def test_a_reworded_repeat_is_still_merged(store):
     first = store.add_memory("The user prefers green tea in the morning", "user_profile")
     again = store.add_memory("the user prefers green tea in the morning!", "user_profile")
     assert again == first
+
+
+BATCH = [
+    {"text": "We will use MySQL as the database", "memory_type": "key_decision", "importance": 0.4},
+    {"text": "The user prefers dark mode", "memory_type": "user_profile"},
+    {"text": "use MySQL", "memory_type": "key_decision", "topic": "database"},
+    {"text": "The user prefers light mode", "memory_type": "user_profile"},
+    {"text": "We will use MySQL as our database", "memory_type": "key_decision", "importance": 0.9},
+    {"text": "use PostgreSQL", "memory_type": "key_decision", "topic": "database"},
+    {"text": "Buy milk", "memory_type": "todo"},
+    {"text": "buy  MILK", "memory_type": "todo"},
+    {"text": "我喜欢猫", "memory_type": "user_profile"},
+    {"text": "我讨厌狗", "memory_type": "user_profile"},
+    {"text": "The user already prefers dark mode", "memory_type": "user_profile"},
+]
+
+
+def _outcome(store, ids, user_id):
+    """What a user sees after the writes, by text: ids returned, current and replaced
+    rows, importance, and each memory's history."""
+    rows = {r["id"]: r for r in store.list_memories(include_inactive=True, user_id=user_id)}
+    text = {i: r["text"] for i, r in rows.items()}
+    return (
+        [text[i] for i in ids],
+        sorted(
+            (
+                r["text"],
+                text.get(r["superseded_by"]),
+                round(r["importance"], 3),
+                tuple(
+                    (e["event"], e["detail"].get("reason"), text.get(e["detail"].get("by")))
+                    for e in store.history(i, user_id=user_id)
+                ),
+            )
+            for i, r in rows.items()
+        ),
+    )
+
+
+def test_one_batch_ends_as_the_same_memories_written_one_by_one(store):
+    ids = store.add_memories(BATCH)
+    one_by_one = [store.add_memory(**item, user_id="bob") for item in BATCH]
+    batch, alone = _outcome(store, ids, "alice"), _outcome(store, one_by_one, "bob")
+    assert batch == alone
+    returned, rows = batch
+    # Replaced within the batch, merged within the batch, kept apart:
+    assert returned[3] == "The user prefers light mode"
+    assert returned[4] == returned[0] == "We will use MySQL as the database"
+    assert returned[7] == "Buy milk"
+    assert {"我喜欢猫", "我讨厌狗"} <= set(returned)
+    replaced = {text: by for text, by, _, _ in rows if by is not None}
+    assert replaced["use MySQL"] == "use PostgreSQL"
+    assert replaced["The user prefers dark mode"] == "The user prefers light mode"
+    importance = {text: imp for text, _, imp, _ in rows}
+    assert importance["We will use MySQL as the database"] == 0.9
