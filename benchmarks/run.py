@@ -269,6 +269,8 @@ def run_scenario(
         with _progress(len(rest), f"{name} {data.name}") as bar:
             secs, _ = timed(sys_.load_batched, data, rest, _bar_update(bar))
         res["ingest_batched_per_s"] = rate(len(rest), secs)
+        if hasattr(sys_, "settle"):
+            sys_.settle()
         res["disk_bytes"] = sys_.disk_bytes()
         res["memory_bytes"] = sys_.memory_bytes()
 

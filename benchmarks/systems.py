@@ -150,6 +150,15 @@ class MemoryPg:
         with self.store.engine.begin() as conn:
             conn.execute(text("TRUNCATE memory_pg_memories, memory_pg_history"))
 
+    def settle(self) -> None:
+        """``VACUUM ANALYZE`` after a bulk load, as autovacuum soon does in production:
+        without statistics the planner costs a heavy user's search as a light one's."""
+        from sqlalchemy import text
+
+        with self.store.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            conn.execute(text("VACUUM ANALYZE memory_pg_memories, memory_pg_history"))
+
     def set_supersession(self, enabled: bool) -> None:
         """Turn supersession on write (compare each new memory with the user's current ones)
         on or off. Bulk loads of synthetic data turn it off: its near-duplicates would
@@ -543,6 +552,14 @@ class Mem0:
     def search_e2e(self, user: str, query: str) -> Any:
         """Memory.search: embeds the query, searches the user's memories."""
         return self.memory.search(query, top_k=10, filters={"user_id": user})
+
+    def settle(self) -> None:
+        """``VACUUM ANALYZE`` of mem0's table after a bulk load (as for memory-pg)."""
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("VACUUM ANALYZE {}").format(sql.Identifier(self.collection)))
 
     def disk_bytes(self) -> dict[str, int]:
         """pg_total_relation_size of mem0's table (heap, TOAST, HNSW and GIN indexes)."""
