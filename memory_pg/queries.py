@@ -514,7 +514,7 @@ def _lexical_leg(
     terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
     # The user's most recent memories under the same filters: the IDF's collection.
     recent = (
-        select(m.c.search_tsv)
+        select(m.c.id, m.c.search_tsv)
         .where(*conds)
         .order_by(m.c.created_at.desc())
         .limit(IDF_SAMPLE)
@@ -560,21 +560,34 @@ def _lexical_leg(
         )
         .scalar_subquery()
     )
-    own_len = func.length(func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]")))
-    per_term = case(
-        (m.c.search_tsv.op("@@")(terms.c.q_own), 1.0),
-        (m.c.search_tsv.op("@@")(terms.c.q_any), literal(float(rs.lexical_context_weight))),
-        else_=0.0,
-    )
-    matched = select(func.sum(terms.c.idf * per_term)).scalar_subquery()
-    length_norm = (BM25_K1 + 1.0) / (
-        1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_len / BM25_AVG_LENGTH)
-    )
-    bm25 = matched * length_norm
+    # A user with fewer memories than the sample has them all in ``recent``: they are
+    # scored there, and the GIN index is never read (its posting lists span every
+    # user: a common word's grows with the table, not with this user). A larger user's
+    # candidates come from the GIN index. One branch runs; the other's one-time
+    # filter is false before it reads a row.
+    whole = n_recent < IDF_SAMPLE
+    scored = []
+    for source, where in ((recent, [whole]), (m, [*conds, ~whole])):
+        tsv = source.c.search_tsv
+        own_len = func.length(func.ts_filter(tsv, literal_column("'{d}'::\"char\"[]")))
+        per_term = case(
+            (tsv.op("@@")(terms.c.q_own), 1.0),
+            (tsv.op("@@")(terms.c.q_any), literal(float(rs.lexical_context_weight))),
+            else_=0.0,
+        )
+        matched = select(func.sum(terms.c.idf * per_term)).scalar_subquery()
+        length_norm = (BM25_K1 + 1.0) / (
+            1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_len / BM25_AVG_LENGTH)
+        )
+        scored.append(
+            select(source.c.id, (matched * length_norm).label("bm25")).where(
+                *where, tsv.op("@@")(pulling)
+            )
+        )
+    both = union_all(*scored).subquery("lex_scored")
     lex_inner = (
-        select(m.c.id, bm25.label("bm25"))
-        .where(*conds, m.c.search_tsv.op("@@")(pulling))
-        .order_by(bm25.desc(), m.c.id)
+        select(both.c.id, both.c.bm25)
+        .order_by(both.c.bm25.desc(), both.c.id)
         .limit(rs.candidates)
         .subquery("lex_inner")
     )
