@@ -51,6 +51,7 @@ from sqlalchemy.types import TypeEngine
 
 from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
+from memory_pg.scoring import BM25_AVG_LENGTH, BM25_B, BM25_K1
 from memory_pg.tables import dialogue_buffer, history, memories, settings
 
 m = memories
@@ -437,14 +438,6 @@ def _days_between(later: ColumnElement[Any], earlier: ColumnElement[Any]) -> Col
     return func.greatest(func.extract("epoch", later - earlier) / 86400.0, 0.0)
 
 
-#: BM25's term-frequency saturation and length normalisation. Every term counts once
-#: per memory (turns and facts are short), so ``k1`` only shapes the length factor;
-#: ``b`` is low because a longer memory holding the answer should not lose to a
-#: short chit-chat line (measured on LoCoMo, ``benchmarks/locomo.py``).
-BM25_K1 = 1.2
-BM25_B = 0.3
-#: Distinct words of a typical memory, the length BM25 normalises against.
-BM25_AVG_LENGTH = 12.0
 #: Document frequencies come from the user's most recent memories, this many: exact
 #: for a user with fewer, a sample (the recent vocabulary) for a larger one, at a
 #: bounded cost either way (the frequency of a common word is never counted over
@@ -540,6 +533,7 @@ def _lexical_leg(
         counted.c.q_own,
         counted.c.df,
         counted.c.n,
+        # scoring.idf, in SQL.
         func.ln(1.0 + (counted.c.n - counted.c.df + 0.5) / (counted.c.df + 0.5)).label("idf"),
     ).cte("terms")
     # Words that pull candidates: for a user larger than the sample, all but the ones
@@ -576,6 +570,7 @@ def _lexical_leg(
             else_=0.0,
         )
         matched = select(func.sum(terms.c.idf * per_term)).scalar_subquery()
+        # scoring.bm25, in SQL.
         length_norm = (BM25_K1 + 1.0) / (
             1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_len / BM25_AVG_LENGTH)
         )
@@ -702,7 +697,7 @@ def search_memories(
 
     Candidates come from the HNSW index (cosine) and from the GIN full-text index
     over the same rows, ``ranking.candidates`` from each; the union is scored by
-    relevance (rank fusion and/or raw similarity and ``ts_rank_cd``), recency with a
+    relevance (rank fusion, raw similarity and the BM25 full-text score), recency with a
     half-life per memory type, importance and reinforcement by use, exactly as
     :mod:`memory_pg.scoring` computes them. Each row carries its score parts.
 

@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from memory_pg.config import RankingSettings
 
 __all__ = [
+    "bm25",
     "final_score",
-    "lexical",
+    "idf",
     "recency",
     "reinforcement",
     "relevance",
@@ -50,9 +51,33 @@ def rrf(ranks: Iterable[int | None], k: int, lists: int = 2) -> float:
     return total * (k + 1) / lists
 
 
-def lexical(ts_rank: float) -> float:
-    """A full-text score in 0..1: ``ts_rank_cd`` with normalisation 32 (``rank / (rank + 1)``)."""
-    return ts_rank / (ts_rank + 1.0)
+#: BM25's term-frequency saturation and length normalisation. Every term counts once
+#: per memory (turns and facts are short), so ``k1`` only shapes the length factor;
+#: ``b`` is low because a longer memory holding the answer should not lose to a
+#: short chit-chat line (measured on LoCoMo, ``benchmarks/locomo.py``).
+BM25_K1 = 1.2
+BM25_B = 0.3
+#: Distinct words of a typical memory, the length BM25 normalises against.
+BM25_AVG_LENGTH = 12.0
+
+
+def idf(collection: int, df: int) -> float:
+    """A word's inverse document frequency among ``collection`` memories, ``df`` of
+    which hold it: ``ln(1 + (n - df + 0.5) / (df + 0.5))``, always positive."""
+    return math.log(1.0 + (collection - df + 0.5) / (df + 0.5))
+
+
+def bm25(matched_idf: float, own_length: int) -> float:
+    """A memory's full-text score: the IDF of the query words it holds (a word only in
+    its context counts ``RankingSettings.lexical_context_weight`` of its IDF), scaled
+    by BM25's length factor for ``own_length`` distinct words of its own text.
+
+    A search reports ``lexical`` as this divided by the best candidate's (0..1).
+    """
+    norm = (BM25_K1 + 1.0) / (
+        1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_length / BM25_AVG_LENGTH)
+    )
+    return matched_idf * norm
 
 
 def relevance(

@@ -57,6 +57,27 @@ def test_sql_score_matches_scoring_module(make_store: Any) -> None:
         assert hit["score"] == pytest.approx(score, rel=1e-3)
 
 
+def test_full_text_score_is_bm25_as_the_scoring_module_computes_it(store: Any, raw: Any) -> None:
+    short = store.add_memory("the team chose PostgreSQL")
+    long = store.add_memory("PostgreSQL replication lag worried the team on the old server")
+    store.add_memory("buy milk tomorrow")
+    store.add_memory("the cat sleeps all day")
+    hits = {h["id"]: h for h in store.search("PostgreSQL team", top_k=4, track_access=False)}
+    own = {}
+    for memory_id in (short, long):
+        row = raw.execute(
+            "SELECT length(search_tsv) FROM memory_pg_memories WHERE id = %s", (memory_id,)
+        ).fetchone()
+        own[memory_id] = row[0]
+    # Both words are in 2 of the user's 4 memories; both memories hold both words.
+    matched = 2 * scoring.idf(4, 2)
+    best = scoring.bm25(matched, own[short])
+    assert own[short] < own[long]
+    assert hits[short]["lexical"] == pytest.approx(1.0)
+    assert hits[long]["lexical"] == pytest.approx(scoring.bm25(matched, own[long]) / best, rel=1e-6)
+    assert hits[long]["lexical"] < 1.0
+
+
 def test_of_two_equally_relevant_memories_the_newer_ranks_first(store: Any) -> None:
     store.add_memory("Alex's favourite colour is blue", event_time=_ago(200))
     store.add_memory("Alex's favourite colour is green", event_time=_ago(1))

@@ -73,3 +73,12 @@ def test_settings_stay_frozen_when_the_callers_dict_changes() -> None:
     s = RankingSettings(half_life_days=lives)
     lives["todo"] = 300.0
     assert s.half_life("todo") == 3.0
+
+
+def test_idf_weighs_a_rare_word_above_a_common_one_and_stays_positive() -> None:
+    assert scoring.idf(100, 1) > scoring.idf(100, 50) > scoring.idf(100, 100) > 0
+
+
+def test_bm25_prefers_the_shorter_memory_for_the_same_words() -> None:
+    assert scoring.bm25(2.0, 3) > scoring.bm25(2.0, 30) > 0
+    assert scoring.bm25(0.0, 3) == 0.0
