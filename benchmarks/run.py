@@ -324,6 +324,8 @@ def forget_benchmark(system: MemoryPg, fraction: float = 0.1) -> dict[str, Any]:
 
     engine = system.store.engine
     with engine.begin() as conn:
+        # The store's statement timeout is for searches; at 1M this set-up UPDATE takes longer.
+        conn.execute(text("SET LOCAL statement_timeout = 0"))
         total = conn.execute(text("SELECT count(*) FROM memory_pg_memories")).scalar_one()
         # Whole-table UPDATE as the owner (a superuser on the embedded server: no RLS).
         expired = conn.execute(
@@ -535,6 +537,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         name, size, n_users, pool_texts, pool_vectors, queries=args.queries
                     )
                     result["scenarios"][name] = run_scenario(systems, data, args)
+                    _write(result, out_dir, args)  # a later failure keeps what was measured
                     if kind == "many" and size == max(sizes) and "memory-pg" in systems:
                         result["forget"] = forget_benchmark(mp)
                     _write(result, out_dir, args)
