@@ -540,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     _write(result, out_dir, args)  # a later failure keeps what was measured
                     if kind == "many" and size == max(sizes) and "memory-pg" in systems:
                         result["forget"] = forget_benchmark(mp)
-                    _write(result, out_dir, args)
+                        _write(result, out_dir, args)
             if "chromadb" in systems:
                 systems["chromadb"].close()
         result["network_connections_outside_loopback"] = guard.outside
