@@ -315,11 +315,10 @@ def main(argv: list[str] | None = None) -> int:
                         max(KS),
                         SearchFilters(),
                         False,
-                        store.ef_search,
                         ranking,
                     )
                     t0 = time.perf_counter()
-                    hits = store._run(plan, user)
+                    hits = store._run(plan, user, ef_search=store.ef_search)
                     timings[name].append(time.perf_counter() - t0)
                     found = [h["metadata"]["dia_ids"] for h in hits]
                     results[name].append(

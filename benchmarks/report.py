@@ -69,6 +69,11 @@ def tables(result: dict[str, Any]) -> str:
                 f"{_ms(r.get('search_e2e_ms'))} | {r.get('recall_at_10')} | "
                 f"{r.get('ingest_batched_per_s')} | {disk:.1f} | {ratio} |"
             )
+            for tuning, t in r.get("tuned", {}).items():
+                out.append(
+                    f"| {name} | {s}, {tuning} | {_ms(t)} / {_ms(t, 'p95_ms')} | – | "
+                    f"{t.get('recall_at_10')} | – | – | {_ratio(mine, t.get('p50_ms'))} |"
+                )
     out.append("")
     out.append("**memory-pg's legs and index strategies** (p50 / p95 ms, Recall@10)\n")
     out.append(

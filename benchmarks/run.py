@@ -308,6 +308,14 @@ def run_scenario(
             res["search_store_ms"] = lat
             res["search_sql_ms"] = lat
             res["recall_at_10"] = _recall(found, exact[:nq], data)
+        if name == "mem0":
+            # As shipped, mem0 filters users after the HNSW scan and misses most of a
+            # user's memories; the same query tuned to find them, for a like-for-like view.
+            res["tuned"] = {}
+            for tuning in sys_.TUNINGS:
+                calls = [(tuning, u, v) for u, v in qs]
+                lat, found = _latencies(sys_.store_search_tuned, calls)
+                res["tuned"][tuning] = {**lat, "recall_at_10": _recall(found, exact[:nq], data)}
         lat, _ = _latencies(sys_.search_e2e, e2e_calls, warm=2)
         res["search_e2e_ms"] = lat
         out[name] = res
@@ -385,6 +393,10 @@ def checks(result: dict[str, Any]) -> dict[str, Any]:
             theirs = s.get(peer, {}).get("search_store_ms", {}).get("p50_ms")
             if theirs:
                 out[f"{name}: store search p50 <= {peer}/{factor:g}"] = mine * factor <= theirs
+            for tuning, t in s.get(peer, {}).get("tuned", {}).items():
+                out[f"{name}: store search p50 <= {peer} ({tuning})/{factor:g}"] = (
+                    mine * factor <= t["p50_ms"]
+                )
             theirs_e = s.get(peer, {}).get("search_e2e_ms", {}).get("p50_ms")
             mine_e = s.get("memory-pg", {}).get("search_e2e_ms", {}).get("p50_ms")
             if theirs_e and mine_e:

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -499,6 +499,7 @@ class Mem0:
         self.memory = Memory.from_config(config)
         self.store = self.memory.vector_store
         self.ids: dict[str, int] = {}
+        self._tuned: dict[str, Any] = {}  # tuning -> a second store (store_search_tuned)
 
     def reset(self) -> None:
         """An empty collection."""
@@ -552,6 +553,39 @@ class Mem0:
     def search_e2e(self, user: str, query: str) -> Any:
         """Memory.search: embeds the query, searches the user's memories."""
         return self.memory.search(query, top_k=10, filters={"user_id": user})
+
+    #: Server settings that make mem0's user-filtered query return a user's nearest
+    #: rows, each on its own connections (mem0's store is unchanged): ``iterative``
+    #: is pgvector 0.8's documented fix for filtered HNSW scans, ``exact`` leaves
+    #: the index aside (a scan of the whole table: mem0 has no index on the user).
+    TUNINGS: ClassVar[dict[str, str]] = {
+        "iterative": "-c hnsw.iterative_scan=relaxed_order",
+        "exact": "-c enable_indexscan=off",
+    }
+
+    def store_search_tuned(self, tuning: str, user: str, vector: np.ndarray) -> list[int]:
+        """:meth:`store_search` through a second mem0 store whose connections carry
+        :data:`TUNINGS` ``[tuning]``."""
+        stores = self._tuned
+        if tuning not in stores:
+            from mem0.vector_stores.pgvector import PGVector
+
+            stores[tuning] = PGVector(
+                dbname=None,
+                collection_name=self.collection,
+                embedding_model_dims=self.store.embedding_model_dims,
+                user=None,
+                password=None,
+                host=None,
+                port=None,
+                diskann=False,
+                hnsw=True,
+                connection_string=f"{self.conninfo} options='{self.TUNINGS[tuning]}'",
+            )
+        res = stores[tuning].search(
+            query="", vectors=vector.tolist(), top_k=10, filters={"user_id": user}
+        )
+        return [self.ids.get(str(r.id), -1) for r in res]
 
     def settle(self) -> None:
         """``VACUUM ANALYZE`` of mem0's table after a bulk load (as for memory-pg)."""

@@ -533,11 +533,13 @@ class StoreCore:
         top_k: int,
         filters: queries.SearchFilters,
         track_access: bool,
-        ef_search: int,
         ranking: RankingSettings | None = None,
     ) -> Plan[list[dict[str, Any]]]:
-        """Rank, and record the use of what was returned, in one statement."""
-        yield queries.search_tuning(ef_search)
+        """Rank, and record the use of what was returned, in one statement.
+
+        Run it with the HNSW settings (``_run(..., ef_search=...)``): they are set with
+        the tenant, in the transaction's first statement.
+        """
         # The statement is shared by every search of its shape; the values are this one's.
         rows = yield queries.search_statement(
             user_id,

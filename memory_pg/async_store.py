@@ -106,22 +106,27 @@ class AsyncMemoryStore(StoreCore):
 
     @contextlib.asynccontextmanager
     async def _transaction(
-        self, user_id: str | None, conn: AsyncConnection | None
+        self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None = None
     ) -> AsyncIterator[AsyncConnection]:
         engine = await self._ready()
         with translate_errors():
             if conn is not None:
-                await conn.execute(queries.set_tenant(user_id))
+                await conn.execute(queries.set_tenant(user_id, ef_search))
                 yield conn
                 return
             async with engine.begin() as own:
-                await own.execute(queries.set_tenant(user_id))
+                await own.execute(queries.set_tenant(user_id, ef_search))
                 yield own
 
     async def _run(
-        self, plan: Plan[T], user_id: str | None, conn: AsyncConnection | None = None
+        self,
+        plan: Plan[T],
+        user_id: str | None,
+        conn: AsyncConnection | None = None,
+        *,
+        ef_search: int | None = None,
     ) -> T:
-        async with self._transaction(user_id, conn) as c:
+        async with self._transaction(user_id, conn, ef_search) as c:
             try:
                 step = next(plan)
                 while True:
@@ -252,10 +257,8 @@ class AsyncMemoryStore(StoreCore):
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
-        plan = self._plan_search(
-            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
-        )
-        return await self._run(plan, uid)
+        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        return await self._run(plan, uid, ef_search=self.ef_search)
 
     async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
         """See :meth:`MemoryStore.get`."""

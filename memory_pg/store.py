@@ -212,19 +212,30 @@ class MemoryStore(StoreCore):
     # -- plumbing -------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _transaction(self, user_id: str | None, conn: Connection | None) -> Iterator[Connection]:
+    def _transaction(
+        self, user_id: str | None, conn: Connection | None, ef_search: int | None = None
+    ) -> Iterator[Connection]:
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.
-                conn.execute(queries.set_tenant(user_id))
+                conn.execute(queries.set_tenant(user_id, ef_search))
                 yield conn
                 return
             with self.engine.begin() as own:
-                own.execute(queries.set_tenant(user_id))
+                own.execute(queries.set_tenant(user_id, ef_search))
                 yield own
 
-    def _run(self, plan: Plan[T], user_id: str | None, conn: Connection | None = None) -> T:
-        with self._transaction(user_id, conn) as c:
+    def _run(
+        self,
+        plan: Plan[T],
+        user_id: str | None,
+        conn: Connection | None = None,
+        *,
+        ef_search: int | None = None,
+    ) -> T:
+        """Run a plan in one transaction (the caller's ``conn`` if given) as ``user_id``;
+        ``ef_search`` also sets the HNSW settings of a search (:func:`queries.set_tenant`)."""
+        with self._transaction(user_id, conn, ef_search) as c:
             try:
                 step = next(plan)
                 while True:
@@ -425,10 +436,8 @@ class MemoryStore(StoreCore):
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
         vector = self.embedder.embed_query(text)
-        plan = self._plan_search(
-            uid, text, vector, k, filters, track_access, self.ef_search, self.ranking
-        )
-        return self._run(plan, uid)
+        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        return self._run(plan, uid, ef_search=self.ef_search)
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
         """One memory of the user by id (current or not), or None."""

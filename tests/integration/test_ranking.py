@@ -198,15 +198,40 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
     sql = str(stmt.compile(dialect=postgresql.dialect()))
     assert sql.count("UPDATE") == 1
     assert "access_count" in sql and "last_accessed_at" in sql
-    plan = store._plan_search("alice", "tea", vector, 5, queries.SearchFilters(), True, 40)
+    plan = store._plan_search("alice", "tea", vector, 5, queries.SearchFilters(), True)
     statements = [next(plan)]
-    statements.append(plan.send([]))
     with pytest.raises(StopIteration):
         plan.send([])
     # The store runs the shared statement of the search's shape with this search's values.
     shared, values = statements[-1]
     assert values["search_user_id"] == "alice"
     assert "UPDATE" in str(shared.compile(dialect=postgresql.dialect()))
+
+
+def test_a_search_runs_with_the_hnsw_settings_set_beside_the_tenant(store: Any) -> None:
+    from sqlalchemy import event
+
+    store.add_memory("The production database is PostgreSQL 16")
+    seen: list[tuple[str, str, str]] = []
+
+    def after(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "access_count" in statement:  # the search statement, on its own connection
+            row = cursor.connection.execute(
+                "SELECT current_setting('memory_pg.user_id'), "
+                "current_setting('hnsw.iterative_scan'), current_setting('hnsw.ef_search')"
+            ).fetchone()
+            seen.append(tuple(row))
+
+    event.listen(store.engine, "after_cursor_execute", after)
+    try:
+        assert store.search("database", top_k=1)
+    finally:
+        event.remove(store.engine, "after_cursor_execute", after)
+    # Iterative scans keep a user's filter exact on the HNSW path; set for this transaction.
+    assert seen == [(store.user_id, "relaxed_order", str(store.ef_search))]
+    with store.engine.connect() as conn:
+        outside = conn.exec_driver_sql("SELECT current_setting('hnsw.iterative_scan')").scalar()
+    assert outside == "off"
 
 
 def test_relevance_gates_drop_unrelated_results(store: Any) -> None:
