@@ -102,8 +102,7 @@ def search_loop(
         stmt = queries.search_memories(user, "synthetic memory", vector, top_k=5, filters=filters)
         started = time.perf_counter()
         with engine.begin() as conn:
-            conn.execute(queries.set_tenant(user))
-            conn.execute(queries.search_tuning(100))
+            conn.execute(queries.set_tenant(user, 100))
             conn.execute(stmt).all()
         out.append((time.perf_counter() - started) * 1000)
 

@@ -108,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 ranking=store.ranking,
             )
             with store.engine.begin() as c:
-                c.execute(queries.set_tenant(user))
-                c.execute(queries.search_tuning(store.ef_search))
+                c.execute(queries.set_tenant(user, store.ef_search))
                 compiled = stmt.compile(dialect=c.dialect)
                 params: dict[str, Any] = dict(compiled.params)
                 params["query_vector"] = "[" + ",".join(f"{x:.6f}" for x in v) + "]"
@@ -134,8 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             t1 = time.perf_counter()
             with store.engine.begin() as c:
-                c.execute(queries.set_tenant(user))
-                c.execute(queries.search_tuning(store.ef_search))
+                c.execute(queries.set_tenant(user, store.ef_search))
                 c.execute(with_touch).fetchall()
             touch_ms.append(1000 * (time.perf_counter() - t1))
 

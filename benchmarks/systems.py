@@ -236,8 +236,7 @@ class MemoryPg:
         from memory_pg import queries
 
         with self.store.engine.begin() as conn:
-            conn.execute(queries.set_tenant(user))
-            conn.execute(queries.search_tuning(ef_search))
+            conn.execute(queries.set_tenant(user, ef_search))  # as the store does
             yield conn
 
     def sql_hybrid(self, user: str, query: str, vector: np.ndarray) -> list[Any]:
@@ -471,7 +470,9 @@ class Mem0:
         from mem0 import Memory
 
         self.server_pid = server_pid
-        self.conninfo = " ".join(f"{k}={v}" for k, v in conn.items() if v not in (None, ""))
+        from psycopg.conninfo import make_conninfo
+
+        self.conninfo = make_conninfo(**{k: v for k, v in conn.items() if v not in (None, "")})
         self.collection = "mem0_bench"
         config = {
             "vector_store": {
@@ -569,6 +570,7 @@ class Mem0:
         stores = self._tuned
         if tuning not in stores:
             from mem0.vector_stores.pgvector import PGVector
+            from psycopg.conninfo import make_conninfo
 
             stores[tuning] = PGVector(
                 dbname=None,
@@ -580,12 +582,18 @@ class Mem0:
                 port=None,
                 diskann=False,
                 hnsw=True,
-                connection_string=f"{self.conninfo} options='{self.TUNINGS[tuning]}'",
+                connection_string=make_conninfo(self.conninfo, options=self.TUNINGS[tuning]),
             )
         res = stores[tuning].search(
             query="", vectors=vector.tolist(), top_k=10, filters={"user_id": user}
         )
         return [self.ids.get(str(r.id), -1) for r in res]
+
+    def close(self) -> None:
+        """Close the connection pools of the tuned stores and of mem0's own."""
+        for store in [*self._tuned.values(), self.store]:
+            store.connection_pool.close()
+        self._tuned.clear()
 
     def settle(self) -> None:
         """``VACUUM ANALYZE`` of mem0's table after a bulk load (as for memory-pg)."""

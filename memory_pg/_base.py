@@ -537,8 +537,10 @@ class StoreCore:
     ) -> Plan[list[dict[str, Any]]]:
         """Rank, and record the use of what was returned, in one statement.
 
-        Run it with the HNSW settings (``_run(..., ef_search=...)``): they are set with
-        the tenant, in the transaction's first statement.
+        Run it with ``_run(..., ef_search=...)``: the HNSW settings are set with the
+        tenant, in the transaction's first statement. Without them, a heavy user's
+        search over the HNSW index filters the user after the scan and returns too
+        few rows.
         """
         # The statement is shared by every search of its shape; the values are this one's.
         rows = yield queries.search_statement(

@@ -196,6 +196,13 @@ def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]
     return own.op("||")(func.setweight(framed, literal_column("'C'::\"char\"")))
 
 
+_TENANT = "set_config('memory_pg.user_id', :user_id, true)"
+_HNSW = (
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', :ef, true)"
+)
+
+
 def set_tenant(user_id: str | None, ef_search: int | None = None) -> TextClause:
     """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
 
@@ -203,22 +210,15 @@ def set_tenant(user_id: str | None, ef_search: int | None = None) -> TextClause:
     a search starts with one round trip instead of two.
     """
     if ef_search is None:
-        return text("SELECT set_config('memory_pg.user_id', :user_id, true)").bindparams(
-            user_id=user_id or ""
-        )
-    return text(
-        "SELECT set_config('memory_pg.user_id', :user_id, true), "
-        "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-        "set_config('hnsw.ef_search', :ef, true)"
-    ).bindparams(user_id=user_id or "", ef=str(ef_search))
+        return text("SELECT " + _TENANT).bindparams(user_id=user_id or "")
+    return text("SELECT " + _TENANT + ", " + _HNSW).bindparams(
+        user_id=user_id or "", ef=str(ef_search)
+    )
 
 
 def search_tuning(ef_search: int) -> TextClause:
     """HNSW settings for this transaction: iterative scans keep per-user filters exact enough."""
-    return text(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-        "set_config('hnsw.ef_search', :ef, true)"
-    ).bindparams(ef=str(ef_search))
+    return text("SELECT " + _HNSW).bindparams(ef=str(ef_search))
 
 
 class Bound(NamedTuple):

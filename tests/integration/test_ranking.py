@@ -215,7 +215,7 @@ def test_a_search_runs_with_the_hnsw_settings_set_beside_the_tenant(store: Any) 
     seen: list[tuple[str, str, str]] = []
 
     def after(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "access_count" in statement:  # the search statement, on its own connection
+        if "access_count" in statement:  # the search statement: ask inside its transaction
             row = cursor.connection.execute(
                 "SELECT current_setting('memory_pg.user_id'), "
                 "current_setting('hnsw.iterative_scan'), current_setting('hnsw.ef_search')"

@@ -1,0 +1,178 @@
+"""Where a light user's search time goes: the server's part and the client's.
+
+``run.py``'s many-users scenario (1000 users, 10 memories each at 10k) has
+memory-pg's whole search near ChromaDB's in-process one; this splits it. On the
+same data and queries it times, p50 over ``--queries`` searches of random users:
+
+* ``store_search``: ``MemoryStore.search`` with a precomputed query vector;
+* its steps, taken one by one as the store takes them: ``checkout`` (the pool's
+  pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
+  (the search statement, sent and fetched), ``commit`` (of the use it records);
+* ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, SUMMARY)`` of
+  the same statement with the same values (a custom plan, as the first
+  executions of a prepared statement get).
+
+Example (from the repository root; the pool vectors are embedded once and cached
+in ``benchmarks/results/tmp``)::
+
+    python benchmarks/search_overhead.py --size 10000 --queries 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.data import build_dataset, embed_pool, make_texts
+from benchmarks.systems import LookupEmbedder
+
+
+def main() -> None:
+    """Load the scenario, time the search and its parts, print and write JSON."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, default=10_000)
+    p.add_argument("--users", type=int, default=1000)
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--pool", type=int, default=10_000)
+    p.add_argument("--out", default="benchmarks/results/search_overhead.json")
+    args = p.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    from sqlalchemy import text
+    from sqlalchemy.dialects import postgresql
+
+    from memory_pg import queries
+    from memory_pg.config import SupersedePolicy
+    from memory_pg.embedding import get_embedder
+    from memory_pg.store import MemoryStore, _materialize
+
+    real = get_embedder("all-MiniLM-L6-v2")
+    pool = make_texts(min(args.pool, args.size))
+    cache = Path("benchmarks/results/tmp")
+    vectors = embed_pool([t for t, _ in pool], real.embed_documents, cache, real.model_name)
+    data = build_dataset(
+        f"many-{args.size}", args.size, args.users, pool, vectors, queries=args.queries
+    )
+    lookup = LookupEmbedder(real)
+    lookup.table = dict(zip(data.texts, data.vectors, strict=True))
+    lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+    dialect = postgresql.psycopg.dialect()  # type: ignore[no-untyped-call]
+
+    with tempfile.TemporaryDirectory(prefix="memory-pg-overhead-") as tmp:
+        os.chmod(tmp, 0o755)  # the embedded server may run as another user
+        store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
+        try:
+            store.supersede = SupersedePolicy(enabled=False)  # the peers keep every row
+            for user, ix in data.user_batches(500):
+                items = [{"text": data.texts[i], "memory_type": data.types[i]} for i in ix]
+                store.add_memories(items, user_id=user)
+            with store.engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(text("VACUUM ANALYZE memory_pg_memories"))
+            searches = list(
+                zip(data.query_users, data.query_texts, data.query_vectors, strict=True)
+            )
+
+            def statement(user: str, query: str, vector: Any) -> Any:
+                return queries.search_statement(
+                    user,
+                    query,
+                    vector,
+                    top_k=10,
+                    filters=queries.SearchFilters(),
+                    ranking=store.ranking,
+                    touch=True,
+                )
+
+            samples: dict[str, list[float]] = {
+                k: []
+                for k in (
+                    "store_search",
+                    "checkout",
+                    "settings",
+                    "statement",
+                    "commit",
+                    "server_planning",
+                    "server_execution",
+                )
+            }
+            for user, query, _ in searches[:30]:  # warm the pool, caches and prepared plans
+                store.search(query, 10, user_id=user)
+            for user, query, vector in searches:
+                t0 = time.perf_counter()
+                store.search(query, 10, user_id=user)
+                samples["store_search"].append(time.perf_counter() - t0)
+
+                stmt, values = statement(user, query, vector)
+                t0 = time.perf_counter()
+                conn = store.engine.connect()
+                t1 = time.perf_counter()
+                tx = conn.begin()
+                conn.execute(queries.set_tenant(user, store.ef_search))
+                t2 = time.perf_counter()
+                _materialize(conn.execute(stmt, values))
+                t3 = time.perf_counter()
+                tx.commit()
+                conn.close()
+                t4 = time.perf_counter()
+                for key, secs in (
+                    ("checkout", t1 - t0),
+                    ("settings", t2 - t1),
+                    ("statement", t3 - t2),
+                    ("commit", t4 - t3),
+                ):
+                    samples[key].append(secs)
+
+                compiled = stmt.compile(dialect=dialect)
+                params = compiled.construct_params(values)
+                params["query_vector"] = queries.vector_literal(vector)
+                with store.engine.connect() as conn:
+                    tx = conn.begin()
+                    conn.execute(queries.set_tenant(user, store.ef_search))
+                    raw = conn.connection.driver_connection
+                    assert raw is not None
+                    plan = "\n".join(
+                        r[0]
+                        for r in raw.execute(
+                            "EXPLAIN (ANALYZE, SUMMARY) " + str(compiled), params
+                        ).fetchall()
+                    )
+                    tx.rollback()  # EXPLAIN ANALYZE ran the use update: leave no trace
+                for key, label in (
+                    ("server_planning", "Planning Time"),
+                    ("server_execution", "Execution Time"),
+                ):
+                    found = re.search(label + r": ([\d.]+) ms", plan)
+                    assert found is not None, plan
+                    samples[key].append(float(found.group(1)) / 1000)
+        finally:
+            store.close()
+
+    result: dict[str, Any] = {
+        "command": "python benchmarks/search_overhead.py " + " ".join(sys.argv[1:]),
+        "size": args.size,
+        "users": args.users,
+        "queries": args.queries,
+        "load_1min": round(os.getloadavg()[0], 2),
+        "p50_ms": {k: round(statistics.median(v) * 1000, 3) for k, v in samples.items()},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
