@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 c.execute(queries.set_tenant(user, store.ef_search))
                 compiled = stmt.compile(dialect=c.dialect)
                 params: dict[str, Any] = dict(compiled.params)
-                params["query_vector"] = "[" + ",".join(f"{x:.6f}" for x in v) + "]"
+                params["query_vector"] = queries.vector_literal(v)
                 t1 = time.perf_counter()
                 c.exec_driver_sql(str(compiled), params).fetchall()
                 trip_ms.append(1000 * (time.perf_counter() - t1))

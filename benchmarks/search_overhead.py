@@ -8,7 +8,7 @@ same data and queries it times, p50 over ``--queries`` searches of random users:
 * its steps, taken one by one as the store takes them: ``checkout`` (the pool's
   pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
   (the search statement, sent and fetched), ``commit`` (of the use it records);
-* ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, SUMMARY)`` of
+* ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, FORMAT JSON)`` of
   the same statement with the same values (a custom plan, as the first
   executions of a prepared statement get).
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -51,7 +50,6 @@ def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     from sqlalchemy import text
-    from sqlalchemy.dialects import postgresql
 
     from memory_pg import queries
     from memory_pg.config import SupersedePolicy
@@ -68,7 +66,6 @@ def main() -> None:
     lookup = LookupEmbedder(real)
     lookup.table = dict(zip(data.texts, data.vectors, strict=True))
     lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
-    dialect = postgresql.psycopg.dialect()  # type: ignore[no-untyped-call]
 
     with tempfile.TemporaryDirectory(prefix="memory-pg-overhead-") as tmp:
         os.chmod(tmp, 0o755)  # the embedded server may run as another user
@@ -135,28 +132,18 @@ def main() -> None:
                 ):
                     samples[key].append(secs)
 
-                compiled = stmt.compile(dialect=dialect)
-                params = compiled.construct_params(values)
-                params["query_vector"] = queries.vector_literal(vector)
                 with store.engine.connect() as conn:
                     tx = conn.begin()
                     conn.execute(queries.set_tenant(user, store.ef_search))
-                    raw = conn.connection.driver_connection
-                    assert raw is not None
-                    plan = "\n".join(
-                        r[0]
-                        for r in raw.execute(
-                            "EXPLAIN (ANALYZE, SUMMARY) " + str(compiled), params
-                        ).fetchall()
-                    )
+                    compiled = stmt.compile(dialect=conn.dialect)
+                    params = compiled.construct_params(values)
+                    params["query_vector"] = queries.vector_literal(vector)
+                    plan = conn.exec_driver_sql(
+                        "EXPLAIN (ANALYZE, FORMAT JSON) " + str(compiled), params
+                    ).scalar_one()
                     tx.rollback()  # EXPLAIN ANALYZE ran the use update: leave no trace
-                for key, label in (
-                    ("server_planning", "Planning Time"),
-                    ("server_execution", "Execution Time"),
-                ):
-                    found = re.search(label + r": ([\d.]+) ms", plan)
-                    assert found is not None, plan
-                    samples[key].append(float(found.group(1)) / 1000)
+                samples["server_planning"].append(plan[0]["Planning Time"] / 1000)
+                samples["server_execution"].append(plan[0]["Execution Time"] / 1000)
         finally:
             store.close()
 
