@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import uuid
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from memory_pg._validate import (
     content_hash,
 )
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder, embedding_text
+from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import (
     AccessDenied,
     DatabaseError,
@@ -44,6 +45,7 @@ from memory_pg.errors import (
     EmbeddingDimensionMismatch,
     EmbeddingModelMismatch,
     InvalidArgument,
+    InvalidImport,
     InvalidInput,
     MemoryPgError,
     QueryTimeout,
@@ -283,6 +285,12 @@ class StoreCore:
             raise InvalidArgument(
                 f"embedder returned vectors of shape {vectors.shape}, expected "
                 f"({len(prepared.texts)}, {self.embedder.dimension})"
+            )
+        bad = unusable_rows(vectors)
+        if bad:
+            raise InvalidArgument(
+                f"embedder returned a vector with no direction (zero, NaN or infinite) "
+                f"for item {bad[0]}: {self.embedder.model_name} is not fit to store it"
             )
         rows = []
         for i, item in enumerate(prepared.items):
@@ -642,51 +650,32 @@ class StoreCore:
         items: list[dict[str, Any]] = []
         vectors: list[list[float] | None] = []
         overrides: list[dict[str, Any]] = []
-        for number, line in enumerate(lines, 1):
+        uid = self._scope(user_id)
+        for number, line in _numbered_lines(lines):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidArgument(f"line {number} is not JSON: {exc}") from exc
+            # ValueError: an int past Python's digit limit; RecursionError: deep nesting.
+            except (ValueError, RecursionError) as exc:
+                raise InvalidImport(f"line {number} is not JSON: {exc}") from exc
             if not isinstance(record, dict) or "text" not in record:
-                raise InvalidArgument(f"line {number} is not a memory object with a 'text'")
-            items.append(
-                {
-                    "text": record["text"],
-                    "memory_type": record.get("memory_type", "dialogue"),
-                    "metadata": record.get("metadata"),
-                    "topic": record.get("topic"),
-                    "importance": record.get("importance"),
-                    "event_time": _parse_time(record.get("event_time"), number),
-                    "expires_at": _parse_time(record.get("expires_at"), number),
-                    "context": record.get("context"),
-                }
-            )
-            same_model = record.get("embedding_model") == self.embedder.model_name
-            vec = record.get("embedding")
-            vectors.append(vec if same_model and isinstance(vec, list) else None)
-            override: dict[str, Any] = {}
-            if record.get("id"):
-                override["id"] = parse_memory_id(record["id"])
-            for key in (
-                "created_at",
-                "updated_at",
-                "valid_from",
-                "superseded_at",
-                "last_accessed_at",
-            ):
-                if record.get(key):
-                    override[key] = _parse_time(record[key], number)
-            if record.get("superseded_by"):
-                override["superseded_by"] = parse_memory_id(record["superseded_by"])
-            if record.get("access_count") is not None:
-                count = record["access_count"]
-                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    raise InvalidArgument(f"line {number}: access_count must be a count")
-                override["access_count"] = count
+                raise InvalidImport(f"line {number} is not a memory object with a 'text'")
+            try:
+                item, override = _import_record(record)
+                # Each record is checked on its own, so an error can name its line.
+                self._prepare(uid, [item])
+                vector = _import_vector(
+                    record.get("embedding"),
+                    self.embedder.dimension,
+                    reuse=record.get("embedding_model") == self.embedder.model_name,
+                )
+            except InvalidInput as exc:
+                raise InvalidImport(f"line {number}: {exc}") from exc
+            items.append(item)
             overrides.append(override)
-        prepared = self._prepare(user_id, items)
+            vectors.append(vector)
+        prepared = self._prepare(uid, items)
         prepared.overrides = overrides
         return prepared, vectors
 
@@ -697,7 +686,7 @@ class StoreCore:
         vectors = np.zeros((len(prepared.texts), dim), dtype=np.float32)
         j = 0
         for i, vec in enumerate(given):
-            if vec is not None and len(vec) == dim:
+            if vec is not None:
                 vectors[i] = np.asarray(vec, dtype=np.float32)
             else:
                 vectors[i] = embedded[j]
@@ -713,16 +702,90 @@ class StoreCore:
         return out
 
 
-def _parse_time(value: object, line: int) -> datetime | None:
+def _numbered_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    number = 0
+    try:
+        for number, line in enumerate(lines, 1):
+            yield number, line
+    except UnicodeDecodeError as exc:
+        raise InvalidImport(f"line {number + 1} is not UTF-8 text: {exc}") from exc
+
+
+def _import_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A record's memory fields, and the stored fields it keeps (ids, times, use)."""
+    item = {
+        "text": record["text"],
+        "memory_type": record.get("memory_type", "dialogue"),
+        "metadata": record.get("metadata"),
+        "topic": record.get("topic"),
+        "importance": record.get("importance"),
+        "event_time": _parse_time(record.get("event_time"), "event_time"),
+        "expires_at": _parse_time(record.get("expires_at"), "expires_at"),
+        "context": record.get("context"),
+    }
+    override: dict[str, Any] = {}
+    if record.get("id"):
+        override["id"] = parse_memory_id(record["id"])
+    for key in ("created_at", "updated_at", "valid_from", "superseded_at", "last_accessed_at"):
+        if record.get(key):
+            override[key] = _parse_time(record[key], key)
+    if record.get("superseded_by"):
+        override["superseded_by"] = parse_memory_id(record["superseded_by"])
+    if record.get("access_count") is not None:
+        count = record["access_count"]
+        if (
+            isinstance(count, bool)
+            or not isinstance(count, int)
+            or not 0 <= count <= queries.MAX_ACCESS_COUNT
+        ):
+            raise InvalidImport(f"access_count must be a count up to {queries.MAX_ACCESS_COUNT}")
+        override["access_count"] = count
+    return item, override
+
+
+def _import_vector(value: object, dim: int, *, reuse: bool) -> list[float] | None:
+    """An exported vector to store as it is, or None to embed the text again.
+
+    A vector that is not a list of numbers is a damaged file (:class:`InvalidImport`);
+    one of another model, of the wrong length, or of no length (all zero) is
+    replaced by the configured model's vector of the text. A vector of another
+    length than 1 is scaled to length 1, as the model's own are.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in value
+    ):
+        raise InvalidImport("'embedding' must be a list of numbers")
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        try:
+            vector = np.asarray(value, dtype=np.float64)
+        except OverflowError:  # an int past float's range
+            vector = np.asarray([math.inf])
+        if not np.isfinite(vector).all() or not np.isfinite(vector.astype(np.float32)).all():
+            raise InvalidImport("'embedding' holds NaN, infinite or out-of-range values")
+        if not reuse or len(value) != dim:
+            return None
+        length = float(np.linalg.norm(vector))
+    if length == 0.0:
+        return None
+    if abs(length - 1.0) > 1e-3:
+        vector = vector / length
+    if unusable_rows(vector.astype(np.float32)[None, :]):
+        return None
+    return [float(x) for x in vector]
+
+
+def _parse_time(value: object, what: str) -> datetime | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidArgument(f"line {line}: a time must be an ISO 8601 string")
+        raise InvalidImport(f"{what} must be an ISO 8601 string")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
-        raise InvalidArgument(f"line {line}: {value!r} is not an ISO 8601 time") from exc
-    return check_time(parsed, "time")
+        raise InvalidImport(f"{what} {value!r} is not an ISO 8601 time") from exc
+    return check_time(parsed, what)
 
 
 def open_text(target: str | IO[str], mode: str) -> tuple[IO[str], bool]:

@@ -27,6 +27,33 @@ JSONValue = Any  # a JSON-serialisable value; checked at run time
 # Tabs and line breaks too: a user id is a key, and one that can forge a log line or
 # look like another user's when printed is refused.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that print as nothing (or as a space) but make another key: "al\u200bice",
+# "\u202ealice" (bidi override) and "al\u00adice" (soft hyphen) would each be a tenant
+# that prints as "alice". Format characters (Cf: zero-width, bidi controls, soft
+# hyphen, tags) and separators (Zl, Zp) are refused by category; these are letters,
+# marks or symbols that render blank, and spaces other than the ASCII one.
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]"
+)
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def invisible_character(value: str) -> str | None:
+    """The first character of ``value`` that is invisible, a control or a non-ASCII space
+    (as ``U+XXXX NAME``), or None."""
+    for char in value:
+        category = unicodedata.category(char)
+        if (
+            category in _REFUSED_CATEGORIES
+            or (category == "Zs" and char != " ")
+            or _INVISIBLE.match(char)
+        ):
+            name = unicodedata.name(char, "unnamed")
+            return f"U+{ord(char):04X} {name}"
+    return None
+
+
 _TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EARLIEST = datetime(1, 1, 2)
 _LATEST = datetime(9999, 12, 30)
@@ -62,8 +89,11 @@ def check_user_id(user_id: object, settings: StoreSettings) -> str:
     """A valid tenant id, kept exactly as given, or a typed error.
 
     Any non-empty string up to the configured length without control characters
-    (tabs and line breaks included). ``" bob"`` and ``"bob"`` are two users; quotes,
-    ``%`` and ``*`` are ordinary characters.
+    (tabs and line breaks included), invisible characters (zero-width, bidi
+    controls, soft hyphen, variation selectors) or spaces other than the ASCII
+    space, in Unicode normal form NFC: two ids that print the same are never two
+    tenants. ``" bob"`` and ``"bob"`` are two users; quotes, ``%`` and ``*`` are
+    ordinary characters.
     """
     if user_id is None:
         raise MissingUserScope(
@@ -79,6 +109,17 @@ def check_user_id(user_id: object, settings: StoreSettings) -> str:
         )
     if _CONTROL.search(user_id) or _has_lone_surrogate(user_id):
         raise InvalidUserId("user_id contains control characters or invalid Unicode")
+    invisible = invisible_character(user_id)
+    if invisible is not None:
+        raise InvalidUserId(
+            f"user_id contains {invisible}, which prints as nothing or as a space: "
+            "an id that looks like another user's is refused"
+        )
+    if not unicodedata.is_normalized("NFC", user_id):
+        raise InvalidUserId(
+            "user_id is not in Unicode normal form NFC (it would print like another id): "
+            "pass unicodedata.normalize('NFC', user_id)"
+        )
     return user_id
 
 
@@ -151,16 +192,28 @@ def check_metadata(metadata: object, settings: StoreSettings) -> dict[str, JSONV
     return result
 
 
+#: The smallest positive importance the ``real`` column holds at full precision;
+#: a smaller one is stored as 0 (the database refuses what would round to zero).
+_SMALLEST_IMPORTANCE = 1.1754943508222875e-38
+
+
 def check_importance(importance: object, settings: StoreSettings) -> float:
-    """Importance between 0 and 1 (the settings' default when None)."""
+    """Importance between 0 and 1 (the settings' default when None).
+
+    A value too small for the column (below about 1.2e-38) counts as 0.
+    """
     if importance is None:
         return settings.default_importance
     if isinstance(importance, bool) or not isinstance(importance, (int, float)):
         raise InvalidArgument(f"importance must be a number, got {type(importance).__name__}")
-    value = float(importance)
+    try:
+        value = float(importance)
+    except OverflowError:  # an int past float's range, such as 10**400
+        value = math.inf
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise InvalidArgument(f"importance must be between 0 and 1, got {importance}")
-    return value
+        shown = importance if isinstance(importance, float) else f"{value:g}"
+        raise InvalidArgument(f"importance must be between 0 and 1, got {shown}")
+    return value if value >= _SMALLEST_IMPORTANCE else 0.0
 
 
 def check_time(value: object, what: str) -> datetime | None:

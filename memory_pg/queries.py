@@ -52,7 +52,7 @@ from sqlalchemy.types import TypeEngine
 
 from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
-from memory_pg.scoring import BM25_AVG_LENGTH, BM25_B, BM25_K1
+from memory_pg.scoring import BM25_AVG_LENGTH, BM25_B, BM25_K1, MAX_E_FOLDS, MAX_HALVINGS
 from memory_pg.tables import dialogue_buffer, history, memories, settings
 
 m = memories
@@ -459,6 +459,11 @@ def _half_life_expr(ranking: RankingSettings) -> ColumnElement[Any]:
     )
 
 
+def _halve(halvings: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``0.5 ** halvings``, the exponent capped as :func:`memory_pg.scoring.recency` caps it."""
+    return func.power(0.5, func.least(halvings, literal(MAX_HALVINGS, Float)))
+
+
 def _days_between(later: ColumnElement[Any], earlier: ColumnElement[Any]) -> ColumnElement[Any]:
     return func.greatest(func.extract("epoch", later - earlier) / 86400.0, 0.0)
 
@@ -787,6 +792,9 @@ def build_search(shape: SearchShape) -> Select[Any]:
         func.coalesce(1.0 / (k + fused.c.vector_rank), 0.0)
         + func.coalesce(1.0 / (k + fused.c.lexical_rank), 0.0)
     ) * ((k + 1.0) / 2.0)
+    # A vector with no length has NaN distance to everything, and PostgreSQL sorts NaN
+    # above every number and passes it through any >= gate: count it as unrelated.
+    distance = func.coalesce(func.nullif(distance, literal(float("nan"), Float)), 1.0)
     similarity = 1.0 - distance
     rel_total = rs.rrf_weight + rs.similarity_weight + rs.lexical_weight
     relevance = (
@@ -794,14 +802,21 @@ def build_search(shape: SearchShape) -> Select[Any]:
         + literal(rs.similarity_weight) * func.greatest(similarity, 0.0)
         + literal(rs.lexical_weight) * fused.c.lexical
     ) / literal(rel_total)
-    recency = func.power(0.5, _days_between(now, m.c.event_time) / _half_life_expr(rs))
+    recency = _halve(_days_between(now, m.c.event_time) / _half_life_expr(rs))
     reinforcement = case(
         (
             and_(m.c.access_count > 0, m.c.last_accessed_at.is_not(None)),
-            (1.0 - func.exp(-m.c.access_count / literal(float(rs.reinforcement_saturation))))
-            * func.power(
-                0.5,
-                _days_between(now, m.c.last_accessed_at) / literal(float(rs.access_half_life_days)),
+            (
+                1.0
+                - func.exp(
+                    -func.least(
+                        m.c.access_count / literal(float(rs.reinforcement_saturation)),
+                        literal(MAX_E_FOLDS, Float),
+                    )
+                )
+            )
+            * _halve(
+                _days_between(now, m.c.last_accessed_at) / literal(float(rs.access_half_life_days))
             ),
         ),
         else_=literal(0.0),
@@ -856,11 +871,19 @@ def build_search(shape: SearchShape) -> Select[Any]:
     )
 
 
+#: The largest ``access_count`` the integer column holds.
+MAX_ACCESS_COUNT = 2**31 - 1
+
+
 def _touch(user_id: str | BindParameter[Any]) -> Update:
     return (
         update(m)
         .where(m.c.user_id == user_id)
-        .values(access_count=m.c.access_count + 1, last_accessed_at=func.now())
+        # The count stops at the column's maximum rather than failing every later search.
+        .values(
+            access_count=func.least(m.c.access_count, MAX_ACCESS_COUNT - 1) + 1,
+            last_accessed_at=func.now(),
+        )
     )
 
 

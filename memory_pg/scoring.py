@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from memory_pg.config import RankingSettings
 
 __all__ = [
+    "MAX_E_FOLDS",
+    "MAX_HALVINGS",
     "bm25",
     "final_score",
     "idf",
@@ -23,9 +25,21 @@ __all__ = [
 ]
 
 
+#: Caps on the decay exponents, so every decay stays above about 1e-150. PostgreSQL
+#: raises ``underflow`` where a float result rounds to zero (``exp(-3726 / 5)``,
+#: ``0.5 ** 1075``), which a memory used 3,726 times or a todo 21 years old reached,
+#: and a product of the floor with a weight must not reach it either. Past the caps a
+#: part adds less than float precision to the score, so ranking is unchanged.
+MAX_HALVINGS = 498.0  # 0.5 ** 498 = 1.2e-150
+MAX_E_FOLDS = 345.0  # exp(-345) = 1.5e-150
+
+
 def recency(age_days: float, half_life_days: float) -> float:
-    """``0.5 ** (age / half_life)``: 1 for now, 0.5 one half-life ago; the future counts as now."""
-    return math.pow(0.5, max(age_days, 0.0) / half_life_days)
+    """``0.5 ** (age / half_life)``: 1 for now, 0.5 one half-life ago; the future counts as now.
+
+    The exponent stops at :data:`MAX_HALVINGS` half-lives.
+    """
+    return math.pow(0.5, min(max(age_days, 0.0) / half_life_days, MAX_HALVINGS))
 
 
 def reinforcement(
@@ -34,11 +48,13 @@ def reinforcement(
     """Use as evidence of value: saturating in the count, fading since the last use.
 
     ``(1 - exp(-count / saturation)) * 0.5 ** (days_since_access / access_half_life)``;
-    0 for a memory never returned.
+    0 for a memory never returned. The exponents stop at :data:`MAX_E_FOLDS` and
+    :data:`MAX_HALVINGS`.
     """
     if access_count <= 0 or days_since_access is None:
         return 0.0
-    saturation = 1.0 - math.exp(-access_count / settings.reinforcement_saturation)
+    folds = min(access_count / settings.reinforcement_saturation, MAX_E_FOLDS)
+    saturation = 1.0 - math.exp(-folds)
     return saturation * recency(days_since_access, settings.access_half_life_days)
 
 

@@ -7,6 +7,7 @@ user-data table before and after, so a half-written call would show.
 
 from __future__ import annotations
 
+import io
 import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -71,6 +72,12 @@ class _BadEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self.inner.embed_query(text))
+
+
+def _zero_row(vectors: np.ndarray, index: int, value: float = 0.0) -> np.ndarray:
+    out = vectors.copy()
+    out[index, :] = value
+    return out
 
 
 def _poison_row(vectors: np.ndarray, value: float, index: int = -1) -> np.ndarray:
@@ -217,6 +224,9 @@ REFUSED: list[tuple[str, Callable[[MemoryStore], Any], type[MemoryPgError]]] = [
     ("importance-inf", _add(importance=math.inf), InvalidArgument),
     ("importance-str", _add(importance="0.5"), InvalidArgument),
     ("importance-bool", _add(importance=True), InvalidArgument),
+    ("importance-10-to-400", _add(importance=10**400), InvalidArgument),
+    ("importance-10-to-5000", _add(importance=10**5000), InvalidArgument),
+    ("importance-negative-subnormal", _add(importance=-1e-320), InvalidArgument),
     # -- topic
     ("topic-int", _add(topic=5), InvalidArgument),
     ("topic-too-long", _add(topic="t" * 201), InvalidArgument),
@@ -264,6 +274,33 @@ REFUSED: list[tuple[str, Callable[[MemoryStore], Any], type[MemoryPgError]]] = [
     ("user-c1-control", _add(user_id="bob\x85"), InvalidUserId),
     ("user-surrogate", _add(user_id="bob\ud800"), InvalidUserId),
     ("user-int", _add(user_id=42), InvalidUserId),
+    # ids that print as "alice" but would be other tenants
+    ("user-zero-width-space", _add(user_id="al\u200bice"), InvalidUserId),
+    ("user-zero-width-joiner", _add(user_id="alice\u200d"), InvalidUserId),
+    ("user-word-joiner", _add(user_id="\u2060alice"), InvalidUserId),
+    ("user-bom", _add(user_id="\ufeffalice"), InvalidUserId),
+    ("user-bidi-override", _add(user_id="\u202ealice"), InvalidUserId),
+    ("user-bidi-isolate", _add(user_id="alice\u2066"), InvalidUserId),
+    ("user-rtl-mark", _add(user_id="alice\u200f"), InvalidUserId),
+    ("user-soft-hyphen", _add(user_id="al\u00adice"), InvalidUserId),
+    ("user-tag-character", _add(user_id="alice\U000e0041"), InvalidUserId),
+    ("user-variation-selector", _add(user_id="alice\ufe0f"), InvalidUserId),
+    ("user-hangul-filler", _add(user_id="alice\u3164"), InvalidUserId),
+    ("user-no-break-space", _add(user_id="alice\u00a0"), InvalidUserId),
+    ("user-ideographic-space", _add(user_id="用户\u3000一"), InvalidUserId),
+    ("user-decomposed", _add(user_id="jose\u0301"), InvalidUserId),
+    ("user-invisible-search", lambda s: s.search("db", user_id="al\u200bice"), InvalidUserId),
+    (
+        "user-invisible-import",
+        lambda s: s.import_user_memory(io.StringIO('{"text": "x"}\n'), user_id="\u202ealice"),
+        InvalidUserId,
+    ),
+    ("user-invisible-erase", lambda s: s.clear_user_memory("al\u00adice"), InvalidUserId),
+    (
+        "user-invisible-turn",
+        lambda s: s.append_turn("user", "hi", user_id="a\u200bb"),
+        InvalidUserId,
+    ),
     ("user-bytes", _add(user_id=b"alice"), InvalidUserId),
     # -- search arguments
     ("topk-zero", lambda s: s.search("db", top_k=0), InvalidArgument),
@@ -331,6 +368,8 @@ SPOILED: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = [
     ("vector-flat", lambda v: v.reshape(-1)),
     ("vector-nan-in-50th", lambda v: _poison_row(v, math.nan, 49)),
     ("vector-inf-in-last", lambda v: _poison_row(v, math.inf)),
+    ("vector-zero-in-50th", lambda v: _zero_row(v, 49)),
+    ("vector-tiny-in-last", lambda v: _zero_row(v, -1, 1e-30)),
 ]
 
 
@@ -406,6 +445,10 @@ STORED: list[tuple[str, dict[str, Any]]] = [
     ),
     ("time-far-past", {"event_time": datetime(1, 1, 3, tzinfo=UTC)}),
     ("time-far-future", {"expires_at": datetime(9999, 12, 29, tzinfo=UTC)}),
+    ("user-composed", {"user_id": "jos\u00e9"}),
+    ("user-emoji-skin-tone", {"user_id": "\U0001f44d\U0001f3fd"}),
+    ("importance-subnormal", {"importance": 1e-320}),
+    ("importance-tiny", {"importance": 1e-300}),
 ]
 
 
@@ -419,6 +462,9 @@ def test_unusual_but_valid_input_round_trips(corpus_store, fields):
     got = corpus_store.get(memory_id, user_id=user)
     assert got["text"] == text
     assert got["metadata"] == fields.get("metadata", {})
+    if "importance" in fields:  # below what the real column holds: stored as 0
+        assert got["importance"] == 0.0
+        assert corpus_store.search(text, user_id=user)[0]["id"] == memory_id
     for key in ("event_time", "expires_at"):
         if key in fields:
             assert got[key] == fields[key]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from memory_pg import scoring
@@ -82,3 +84,15 @@ def test_idf_weighs_a_rare_word_above_a_common_one_and_stays_positive() -> None:
 def test_bm25_prefers_the_shorter_memory_for_the_same_words() -> None:
     assert scoring.bm25(2.0, 3) > scoring.bm25(2.0, 30) > 0
     assert scoring.bm25(0.0, 3) == 0.0
+
+
+def test_decay_stays_positive_where_postgres_would_underflow() -> None:
+    """The caps the search statement applies: past them a part stops shrinking."""
+    s = RankingSettings()
+    assert 0 < scoring.recency(739_000.0, 7.0) < 1e-100
+    assert scoring.recency(739_000.0, 7.0) == scoring.recency(10**9, 0.5)
+    assert scoring.reinforcement(2**31 - 1, 0.0, s) == 1.0
+    assert 0 < scoring.reinforcement(10**6, 146_000.0, s) < 1e-100
+    # Normal values are untouched by the caps.
+    assert scoring.recency(7.0, 7.0) == 0.5
+    assert scoring.reinforcement(5, 0.0, s) == pytest.approx(1 - math.exp(-1))
