@@ -708,7 +708,7 @@ def _numbered_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
         for number, line in enumerate(lines, 1):
             yield number, line
     except UnicodeDecodeError as exc:
-        raise InvalidImport(f"line {number + 1} is not UTF-8 text: {exc}") from exc
+        raise InvalidImport(f"the file is not UTF-8 text after line {number}: {exc}") from exc
 
 
 def _import_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -766,13 +766,12 @@ def _import_vector(value: object, dim: int, *, reuse: bool) -> list[float] | Non
             raise InvalidImport("'embedding' holds NaN, infinite or out-of-range values")
         if not reuse or len(value) != dim:
             return None
+        # Zero as it would be stored: components below float32's range count as 0.
+        if not np.any(vector.astype(np.float32)):
+            return None
         length = float(np.linalg.norm(vector))
-    if length == 0.0:
-        return None
     if abs(length - 1.0) > 1e-3:
         vector = vector / length
-    if unusable_rows(vector.astype(np.float32)[None, :]):
-        return None
     return [float(x) for x in vector]
 
 
