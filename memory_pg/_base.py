@@ -354,8 +354,9 @@ class StoreCore:
             return []
         user_id = rows[0].user_id
         policy = self.supersede
-        for key in sorted({lifecycle.write_lock_key(user_id, r.memory_type) for r in rows}):
-            yield lifecycle.xact_lock(key)
+        # Not ``yield from``: the driver send()s results, which a list iterator refuses.
+        for lock in lifecycle.write_locks(user_id, [r.memory_type for r in rows]):  # noqa: UP028
+            yield lock
         found: list[list[lifecycle.Candidate]] = [[] for _ in rows]
         if policy.enabled:
             for start in range(0, len(rows), INSERT_CHUNK):
@@ -528,6 +529,8 @@ class StoreCore:
     def _plan_import(rows: list[queries.NewMemory]) -> Plan[int]:
         """Insert exported rows as they were; ids or texts already there are skipped."""
         count = 0
+        if rows:
+            yield lifecycle.xact_lock_shared(lifecycle.user_lock_key(rows[0].user_id))
         for start in range(0, len(rows), INSERT_CHUNK):
             result = yield queries.insert_memories(rows[start : start + INSERT_CHUNK], "imported")
             count += len(result)
@@ -565,6 +568,9 @@ class StoreCore:
 
     @staticmethod
     def _plan_delete(user_id: str, memory_id: uuid.UUID) -> Plan[bool]:
+        # Alone among the user's writes: one that merged into this memory must not log
+        # an event after its history is gone.
+        yield lifecycle.xact_lock(lifecycle.user_lock_key(user_id))
         rows = yield queries.delete_memory(user_id, memory_id)
         # The erased text may be quoted in the history: it goes too.
         yield queries.delete_history_of(user_id, memory_id)
@@ -572,6 +578,8 @@ class StoreCore:
 
     @staticmethod
     def _plan_clear(user_id: str) -> Plan[int]:
+        # Alone among the user's writes: see lifecycle.user_lock_key.
+        yield lifecycle.xact_lock(lifecycle.user_lock_key(user_id))
         counts = []
         for stmt in queries.clear_user(user_id):
             result = yield stmt

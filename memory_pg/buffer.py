@@ -19,6 +19,7 @@ from memory_pg._base import MemoryInput, Plan
 from memory_pg._validate import check_text
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument
+from memory_pg.lifecycle import user_lock_key, xact_lock_shared
 from memory_pg.tables import dialogue_buffer
 
 logger = logging.getLogger(__name__)
@@ -180,7 +181,8 @@ def consume_turns(user_id: str, turn_ids: Sequence[int]) -> Update:
 
 
 def plan_append(user_id: str, session_id: str | None, role: str, content: str) -> Plan[int]:
-    """Buffer one turn and return its id."""
+    """Buffer one turn and return its id (never in the middle of the user's erase)."""
+    yield xact_lock_shared(user_lock_key(user_id))
     rows = yield insert_turn(user_id, session_id, role, content)
     return int(rows[0]["id"])
 
@@ -202,6 +204,9 @@ def plan_commit(
     memories are written, or neither. When another worker consumed (or a user
     erased) any of the turns first, nothing is written and ``[]`` comes back.
     """
+    # The user's lock before the turns' row locks, in the order the insert plan and an
+    # erase take them: taken after, it could deadlock with an erase.
+    yield xact_lock_shared(user_lock_key(user_id))
     locked = yield lock_unconsumed(user_id, turn_ids)
     if len(locked) != len(turn_ids):
         logger.info(

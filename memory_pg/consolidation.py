@@ -295,7 +295,8 @@ def _write_summary(
     try:
         with conn.begin():
             conn.execute(queries.set_tenant(user_id))
-            conn.execute(lifecycle.xact_lock(lifecycle.write_lock_key(user_id, memory_type)))
+            for lock in lifecycle.write_locks(user_id, [memory_type]):
+                conn.execute(lock)
             # Mark the originals first: the summary may equal one of them word for word,
             # and the unique index only covers current rows.
             marked = conn.execute(lifecycle.mark_superseded(user_id, ids, row.id)).all()

@@ -98,6 +98,31 @@ def write_lock_key(user_id: str, memory_type: str) -> str:
     return "memory_pg:write:" + user_id + "\x1f" + memory_type
 
 
+def user_lock_key(user_id: str) -> str:
+    """The advisory-lock key of one user: every write holds it shared, an erase alone.
+
+    An erase deletes memories, buffer and history in three statements; a write that
+    committed between them would leave a memory whose history was erased (or a
+    history row of a user who asked to be forgotten). Writes of one user still run
+    side by side; an erase waits for them, and they wait for it.
+    """
+    return "memory_pg:user:" + user_id
+
+
+def xact_lock_shared(key: str) -> TextClause:
+    """Wait for the shared transaction-level advisory lock of ``key`` (released at commit)."""
+    return text("SELECT pg_advisory_xact_lock_shared(hashtextextended(:key, 0))").bindparams(
+        key=key
+    )
+
+
+def write_locks(user_id: str, memory_types: Iterable[str]) -> list[TextClause]:
+    """The locks a write of ``memory_types`` takes, in the one order every writer uses:
+    the user's (shared, against an erase), then one per type (against each other)."""
+    keys = sorted({write_lock_key(user_id, t) for t in memory_types})
+    return [xact_lock_shared(user_lock_key(user_id)), *(xact_lock(k) for k in keys)]
+
+
 def xact_lock(key: str) -> TextClause:
     """Wait for the transaction-level advisory lock of ``key`` (released at commit)."""
     return text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))").bindparams(key=key)
@@ -597,5 +622,7 @@ __all__ = [
     "decide",
     "forget",
     "history_events",
+    "user_lock_key",
     "write_lock_key",
+    "write_locks",
 ]
