@@ -510,8 +510,10 @@ class MemoryStore(StoreCore):
         """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
 
         Ids, timestamps, validity and use counts are kept; vectors are reused when
-        they come from the same model and re-embedded otherwise. Rows whose id (or
-        exact text) is already there are skipped. All or nothing.
+        they come from the same model and re-embedded otherwise (another model, the
+        wrong length, all zero). Rows whose id (or exact text) is already there are
+        skipped. All or nothing: a damaged line raises
+        :class:`~memory_pg.errors.InvalidImport` naming it.
         """
         fh, close = open_text(source, "r")
         try:
