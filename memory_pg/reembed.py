@@ -28,8 +28,8 @@ from typing import Any
 from sqlalchemy import Connection, Delete, Engine, delete, text
 
 from memory_pg import queries
-from memory_pg.embedding import Embedder, embedding_text
-from memory_pg.errors import InvalidArgument
+from memory_pg.embedding import Embedder, embedding_text, unusable_rows
+from memory_pg.errors import EmbeddingError, InvalidArgument
 from memory_pg.lifecycle import sql_blocks
 from memory_pg.tables import settings
 
@@ -188,6 +188,12 @@ def _fill(
             return
         after = (rows[-1].user_id, str(rows[-1].id))
         vectors = embedder.embed_documents([embedding_text(r.text, r.context) for r in rows])
+        bad = unusable_rows(vectors)
+        if bad:
+            raise EmbeddingError(
+                f"{embedder.model_name} gave a vector with no direction (zero, NaN or "
+                f"infinite) for memory {rows[bad[0]].id}: nothing of this batch was written"
+            )
         with conn.begin():
             conn.execute(
                 _sql(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import create_engine
 
-from memory_pg.errors import EmbeddingDimensionMismatch
+from memory_pg.errors import EmbeddingDimensionMismatch, EmbeddingError
 from memory_pg.reembed import reembed
 
 
@@ -138,3 +138,32 @@ def test_reembed_to_another_dimension_resumes_and_switches(
     new_store.add_memory("Water the plants on Sunday")
     with pytest.raises(EmbeddingDimensionMismatch):
         make_store(user_id="alice", embedder=embedder)
+
+
+class ZeroForCats:
+    """The real model, except that it gives a zero vector for any text about a cat."""
+
+    def __init__(self, base):
+        self.base = base
+        self.model_name = base.model_name
+        self.dimension = base.dimension
+
+    def embed_documents(self, texts):
+        out = np.array(self.base.embed_documents(texts))
+        out[["cat" in t for t in texts]] = 0.0
+        return out
+
+    def embed_query(self, text):
+        return self.base.embed_query(text)
+
+
+def test_reembed_refuses_a_vector_with_no_direction_and_keeps_the_old_one(store, db_url, embedder):
+    store.add_memories(TEXTS)
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(EmbeddingError, match="no direction"):
+            reembed(engine, ZeroForCats(embedder), batch_size=10)
+    finally:
+        engine.dispose()
+    hit = store.search("what is the cat called", top_k=1, min_similarity=0.3)[0]
+    assert hit["text"] == "The cat is called Miso"
