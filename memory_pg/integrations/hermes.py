@@ -311,7 +311,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
 
 
 def _compactor_from_env() -> Any:
-    """The LLM compactor when ``MEMORY_PG_LLM_*`` (or ``OPENAI_*``) is set, else the offline one."""
+    """The LLM compactor when ``MEMORY_PG_LLM_*`` is set, else the offline one.
+
+    Never from ``OPENAI_*``: those are Hermes' (or the agent's) own endpoint, and the
+    user's conversation goes only where memory-pg was configured to send it.
+    """
     from memory_pg.compaction import MemoryCompactor
     from memory_pg.config import LLMSettings
 
