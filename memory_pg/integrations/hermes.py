@@ -153,7 +153,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             else:
                 from memory_pg.store import MemoryStore
 
-                self._store = MemoryStore.from_env()
+                # Unbound: the user is Hermes' (a gateway serves many), not MEMORY_PG_USER_ID.
+                self._store = MemoryStore.from_env(user_id=None)
             self._owns_store = True
         if self._compactor is None:
             self._compactor = _compactor_from_env()
