@@ -24,7 +24,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql import Executable
 
-from memory_pg import lifecycle, queries
+from memory_pg import lifecycle, queries, roles
 from memory_pg._validate import (
     check_importance,
     check_memory_type,
@@ -50,6 +50,7 @@ from memory_pg.errors import (
     MemoryPgError,
     QueryTimeout,
     SchemaNotReady,
+    TenantMismatch,
     TenantViolation,
 )
 
@@ -238,7 +239,17 @@ class StoreCore:
     # -- scope and validation -------------------------------------------------
 
     def _scope(self, user_id: str | None) -> str:
-        return check_user_id(user_id if user_id is not None else self._user_id, self.settings)
+        """The user of a call: ``user_id``, else the bound one; a bound store refuses others."""
+        if user_id is None:
+            return check_user_id(self._user_id, self.settings)
+        uid = check_user_id(user_id, self.settings)
+        bound = getattr(self, "_user_id", None)  # not yet set while __init__ checks it
+        if bound is not None and uid != bound:
+            raise TenantMismatch(
+                f"this store is bound to user {bound!r} and refuses user {uid!r}: open a "
+                "store per user, or one with no user_id and pass user_id= per call"
+            )
+        return uid
 
     def _check_query(self, query: object) -> str:
         return check_text(query, self.settings, what="query")
@@ -354,6 +365,7 @@ class StoreCore:
             return []
         user_id = rows[0].user_id
         policy = self.supersede
+        yield from self._plan_model_unchanged()
         # Not ``yield from``: the driver send()s results, which a list iterator refuses.
         for lock in lifecycle.write_locks(user_id, [r.memory_type for r in rows]):  # noqa: UP028
             yield lock
@@ -425,6 +437,9 @@ class StoreCore:
             pairs = sorted({(r.memory_type, r.content_hash) for r in missing})
             rows_found = yield queries.find_current_by_hash(user_id, pairs)
             resolved = {(f["memory_type"], f["content_hash"]): f["id"] for f in rows_found}
+        # Again after the writes: a reembed that swapped the model while this transaction
+        # waited is visible now, and its swap waits for this transaction (table locks).
+        yield from self._plan_model_unchanged()
         return [
             str(resolved.get((r.memory_type, r.content_hash), i) if r.id in missing_ids else i)
             for r, i in zip(rows, ids, strict=True)
@@ -525,16 +540,36 @@ class StoreCore:
             sims[j] = float(np.dot(rows[j].embedding, row.embedding))
         return [(j, sims[j]) for j in sorted(picked)]
 
-    @staticmethod
-    def _plan_import(rows: list[queries.NewMemory]) -> Plan[int]:
+    def _plan_import(self, rows: list[queries.NewMemory]) -> Plan[int]:
         """Insert exported rows as they were; ids or texts already there are skipped."""
+        yield from self._plan_model_unchanged()
         count = 0
         if rows:
             yield lifecycle.xact_lock_shared(lifecycle.user_lock_key(rows[0].user_id))
         for start in range(0, len(rows), INSERT_CHUNK):
             result = yield queries.insert_memories(rows[start : start + INSERT_CHUNK], "imported")
             count += len(result)
+        yield from self._plan_model_unchanged()
         return count
+
+    def _plan_model_unchanged(self) -> Plan[None]:
+        """Refuse to write vectors of a model the database no longer records.
+
+        ``memory-pg reembed`` to another model of the same dimension swaps the
+        recorded model under stores that are already open; their vectors would
+        still fit the column but mean nothing next to the new ones. One primary-key
+        read per write transaction.
+        """
+        rows = yield queries.read_setting(EMBEDDING_SETTING)
+        recorded = rows[0]["value"] if rows else None
+        model = self.embedder.model_name
+        if recorded is not None and recorded.get("model") != model:
+            raise EmbeddingModelMismatch(
+                f"the database now records embedding model {recorded.get('model')} "
+                f"(memory-pg reembed ran after this store opened with {model}): nothing "
+                "was written; open the store again with the recorded model (the default "
+                "when no model is configured)"
+            )
 
     @staticmethod
     def _plan_search(
@@ -587,34 +622,45 @@ class StoreCore:
         return counts[0]
 
     @staticmethod
+    def _plan_stats(user_id: str | None) -> Plan[Rows]:
+        if user_id is None:  # every user: only a role that sees them all gets true counts
+            yield from roles.plan_require_every_user("stats")
+        rows = yield queries.stats(user_id)
+        return rows
+
+    @staticmethod
     def _plan_one(stmt: Step) -> Plan[Rows]:
         rows = yield stmt
         return rows
+
+    def _check_recorded(self, recorded: Mapping[str, Any]) -> EmbeddingInfo:
+        """The recorded model, if it is this store's; else the mismatch error."""
+        model = self.embedder.model_name
+        info = EmbeddingInfo(str(recorded["model"]), int(recorded["dimension"]))
+        if info.model == model:
+            # Same model: its dimension is the recorded one; no need to load it now.
+            return info
+        dim = self.embedder.dimension
+        if info.dimension != dim:
+            raise EmbeddingDimensionMismatch(
+                db_model=info.model,
+                db_dim=info.dimension,
+                configured_model=model,
+                configured_dim=dim,
+            )
+        raise EmbeddingModelMismatch(
+            f"database vectors come from {info.model}, configured model is {model}: "
+            f"vectors of two models are not comparable. Keep {info.model} "
+            f"(MEMORY_PG_EMBEDDING_MODEL={info.model}) or run "
+            f"`memory-pg reembed --model {model}`"
+        )
 
     def _plan_embedding_check(self) -> Plan[EmbeddingInfo]:
         """Record the model on a new database; refuse a model that does not match."""
         rows = yield queries.read_setting(EMBEDDING_SETTING)
         model = self.embedder.model_name
         if rows:
-            recorded = rows[0]["value"]
-            info = EmbeddingInfo(str(recorded["model"]), int(recorded["dimension"]))
-            if info.model == model:
-                # Same model: its dimension is the recorded one; no need to load it now.
-                return info
-            dim = self.embedder.dimension
-            if info.dimension != dim:
-                raise EmbeddingDimensionMismatch(
-                    db_model=info.model,
-                    db_dim=info.dimension,
-                    configured_model=model,
-                    configured_dim=dim,
-                )
-            raise EmbeddingModelMismatch(
-                f"database vectors come from {info.model}, configured model is {model}: "
-                f"vectors of two models are not comparable. Keep {info.model} "
-                f"(MEMORY_PG_EMBEDDING_MODEL={info.model}) or run "
-                f"`memory-pg reembed --model {model}`"
-            )
+            return self._check_recorded(rows[0]["value"])
         dim = self.embedder.dimension
         col = yield queries.embedding_column_dim()
         column_dim = col[0]["dim"] if col else None
@@ -636,8 +682,10 @@ class StoreCore:
             # Not ``yield from``: the driver send()s results, which a list iterator refuses.
             for stmt in queries.resize_embedding_column(dim):  # noqa: UP028
                 yield stmt
-        yield queries.write_setting(EMBEDDING_SETTING, {"model": model, "dimension": dim})
-        return EmbeddingInfo(model, dim)
+        # Through the SECURITY DEFINER function of 0005: the app role cannot write settings,
+        # and a store that raced another to a new database gets what the other recorded.
+        recorded = yield queries.record_embedding(model, dim)
+        return self._check_recorded(recorded[0]["value"])
 
     # -- export / import ----------------------------------------------------------
 

@@ -206,7 +206,8 @@ def cmd_consolidate(args: argparse.Namespace, ctx: CliContext) -> int:
         store, policy, summarize=summarize, user_id=args.user or None, dry_run=args.dry_run
     )
     ctx.emit(report.to_dict(), args.json)
-    return 0
+    # The other users were consolidated; a non-zero exit makes cron report the ones that were not.
+    return 1 if report.failed else 0
 
 
 def cmd_erase(args: argparse.Namespace, ctx: CliContext) -> int:

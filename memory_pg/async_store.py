@@ -279,4 +279,4 @@ class AsyncMemoryStore(StoreCore):
     async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """See :meth:`MemoryStore.stats`."""
         uid = self._scope(user_id) if (user_id or self._user_id) else None
-        return _stats_dict(await self._run(self._plan_one(queries.stats(uid)), uid), uid)
+        return _stats_dict(await self._run(self._plan_stats(uid), uid), uid)

@@ -99,9 +99,14 @@ class StoreSettings:
 class LLMSettings:
     """An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen...).
 
+    Only what is set here is used: the ``OPENAI_*`` environment variables that the
+    ``openai`` package would read on its own are not (see :meth:`from_env`).
+
     Attributes:
-        base_url: the API root, for example ``https://api.deepseek.com/v1``.
-        api_key: the key sent as a bearer token.
+        base_url: the API root, for example ``https://api.deepseek.com/v1``; None is
+            OpenAI's own (``https://api.openai.com/v1``), never ``OPENAI_BASE_URL``.
+        api_key: the key sent as a bearer token; None sends a placeholder, never
+            ``OPENAI_API_KEY``.
         model: the model name, for example ``deepseek-chat`` or ``qwen-plus``.
         timeout_s: seconds before one request is abandoned.
         max_retries: retries after a timeout, 429 or 5xx, with exponential backoff.
@@ -118,10 +123,16 @@ class LLMSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LLMSettings | None:
-        """Settings from ``MEMORY_PG_LLM_*`` (``OPENAI_*`` as fallbacks); None if unset."""
+        """Settings from ``MEMORY_PG_LLM_BASE_URL`` / ``_API_KEY`` / ``_MODEL``; None if unset.
+
+        ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and the other ``OPENAI_*`` variables are
+        never read: they belong to other programs of the same environment (an agent's
+        own endpoint), and users' memories go only where memory-pg was told to send
+        them. A key and a URL therefore always come from the same place.
+        """
         env = os.environ if env is None else env
-        base_url = _env(env, "MEMORY_PG_LLM_BASE_URL", "OPENAI_BASE_URL")
-        api_key = _env(env, "MEMORY_PG_LLM_API_KEY", "OPENAI_API_KEY")
+        base_url = _env(env, "MEMORY_PG_LLM_BASE_URL")
+        api_key = _env(env, "MEMORY_PG_LLM_API_KEY")
         model = _env(env, "MEMORY_PG_LLM_MODEL")
         if not (base_url or api_key or model):
             return None

@@ -18,8 +18,16 @@ import numpy as np
 from sqlalchemy import Connection, func, select
 
 from memory_pg import lifecycle, queries
+from memory_pg._base import translate_errors
 from memory_pg.config import ConsolidatePolicy
-from memory_pg.errors import InvalidArgument
+from memory_pg.errors import (
+    DatabaseUnavailable,
+    EmbeddingModelMismatch,
+    InvalidArgument,
+    MemoryPgError,
+    RoleRequired,
+)
+from memory_pg.roles import require_every_user
 from memory_pg.tables import memories
 
 if TYPE_CHECKING:
@@ -36,6 +44,28 @@ Summarize = Callable[[list[str]], str]
 CONSOLIDATE_LOCK = "memory_pg:job:consolidate"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+
+#: Where a capped summary may end: after sentence punctuation or a line break.
+_CUT_AFTER = re.compile(r"[.!?。！？；;\n]")
+
+
+def cap_summary(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a sentence end where there is one.
+
+    A summary longer than the store's ``max_text_chars`` would be refused, and with
+    it the whole cluster, on every run. The cut falls after the last sentence end
+    within the limit if that keeps at least half of it, else at the last space,
+    else at ``limit`` characters.
+    """
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max((m.end() for m in _CUT_AFTER.finditer(head)), default=0)
+    if cut < limit // 2:
+        space = head.rfind(" ")
+        cut = space if space >= limit // 2 else limit
+    return head[:cut].rstrip()
 
 
 def merge_fragments(fragments: list[str]) -> str:
@@ -143,6 +173,9 @@ class ConsolidateReport:
         merged: fragments replaced by a summary.
         by_type: fragments merged per memory type.
         summaries: ids of the summaries written.
+        capped: summaries cut to the store's ``max_text_chars``.
+        failed: users whose consolidation failed, each ``{"user_id", "error",
+            "message"}``; the run goes on with the next user.
     """
 
     run_id: str
@@ -153,6 +186,8 @@ class ConsolidateReport:
     merged: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     summaries: list[str] = field(default_factory=list)
+    capped: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
     duration_s: float = 0.0
     message: str = ""
 
@@ -175,19 +210,31 @@ def consolidate(
     per-(user, type) lock as writes; a cluster whose fragments changed meanwhile
     (one was replaced or deleted) is left for the next run. A second run started
     while one holds the session lock returns at once with ``skipped=True``.
+    A summary longer than the store's ``max_text_chars`` is cut at a sentence end
+    (:func:`cap_summary`); a user whose consolidation fails all the same is listed
+    in ``failed`` and the run goes on with the next user.
+
+    Raises:
+        RoleRequired: for every user (no ``user_id``), the store's role does not
+            see every user (``memory_pg_maintenance``, superuser or ``BYPASSRLS``).
 
     Args:
         store: the store (its engine and embedder embed the summaries).
         policy: types, threshold and limits (default :class:`ConsolidatePolicy`).
         summarize: fragments (oldest first) → summary text; default :func:`merge_fragments`.
-        user_id: only this user; default every user with fragments.
+        user_id: only this user; default every user with fragments (a store bound
+            to a user consolidates that user only, and refuses another).
         dry_run: count clusters, write nothing.
     """
     policy = policy or ConsolidatePolicy()
     summarize = summarize or merge_fragments
+    if user_id is None:
+        user_id = store.user_id
     report = ConsolidateReport(run_id=str(uuid.uuid4()), dry_run=dry_run)
     started = time.monotonic()
     with store.engine.connect() as conn:
+        if user_id is None:
+            require_every_user(conn, "consolidate")
         locked = bool(conn.execute(lifecycle.try_session_lock(CONSOLIDATE_LOCK)).scalar())
         conn.commit()
         if not locked:
@@ -198,8 +245,19 @@ def consolidate(
             users = [store._scope(user_id)] if user_id is not None else _users(conn, policy)
             for uid in users:
                 report.users += 1
-                for memory_type in policy.memory_types:
-                    _consolidate_one(conn, store, policy, summarize, uid, memory_type, report)
+                try:
+                    with translate_errors():
+                        for memory_type in policy.memory_types:
+                            _consolidate_one(
+                                conn, store, policy, summarize, uid, memory_type, report
+                            )
+                except (DatabaseUnavailable, RoleRequired):
+                    raise  # nothing the next user could do better
+                except MemoryPgError as exc:
+                    logger.warning("consolidate: a user failed with %s", type(exc).__name__)
+                    report.failed.append(
+                        {"user_id": uid, "error": type(exc).__name__, "message": str(exc)[:300]}
+                    )
         finally:
             conn.execute(lifecycle.session_unlock(CONSOLIDATE_LOCK))
             conn.commit()
@@ -256,12 +314,19 @@ def _consolidate_one(
         if report.dry_run:
             continue
         summary = summarize([str(r["text"]) for r in members])
-        summary_id = _write_summary(conn, store, user_id, memory_type, members, summary, report)
-        if summary_id is None:
-            report.clusters -= 1
-            report.merged -= len(members)
-            report.by_type[memory_type] -= len(members)
-        else:
+        capped = len(summary.strip()) > store.settings.max_text_chars
+        if capped:
+            summary = cap_summary(summary, store.settings.max_text_chars)
+        summary_id: uuid.UUID | None = None
+        try:
+            summary_id = _write_summary(conn, store, user_id, memory_type, members, summary, report)
+        finally:
+            if summary_id is None:  # left for the next run, or failed: not counted
+                report.clusters -= 1
+                report.merged -= len(members)
+                report.by_type[memory_type] -= len(members)
+        if summary_id is not None:
+            report.capped += capped
             report.summaries.append(str(summary_id))
 
 
@@ -305,6 +370,7 @@ def _write_summary(
             inserted = conn.execute(*queries.insert_memories([row])).all()
             if not inserted:
                 raise _Changed
+            _check_model(conn, store)
             detail = {"reason": "consolidated", "into": str(row.id), "job_run": report.run_id}
             conn.execute(*lifecycle.history_events(user_id, [(i, "merged", detail) for i in ids]))
     except _Changed:
@@ -313,9 +379,21 @@ def _write_summary(
     return row.id
 
 
+def _check_model(conn: Connection, store: MemoryStore) -> None:
+    """The summary's vector is the store's model: refuse it if a reembed switched models."""
+    found = conn.execute(queries.read_setting("embedding")).first()
+    recorded = found[0] if found else None
+    if recorded is not None and recorded.get("model") != store.embedder.model_name:
+        raise EmbeddingModelMismatch(
+            f"the database now records embedding model {recorded.get('model')}, this "
+            f"store embeds with {store.embedder.model_name}: run consolidate again"
+        )
+
+
 __all__ = [
     "ConsolidateReport",
     "Summarize",
+    "cap_summary",
     "clusters",
     "consolidate",
     "llm_summarizer",

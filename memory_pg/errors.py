@@ -156,3 +156,33 @@ class InvalidImport(InvalidArgument):
 
 
 __all__ += ["InvalidImport"]
+
+
+class TenantMismatch(TenantViolation):
+    """A store bound to one user (``user_id=`` at construction) was asked for another.
+
+    Raised before anything is read or written. A bound store serves its user only;
+    a service that acts for many users opens one store with no ``user_id`` and
+    passes ``user_id=`` per call (see docs/security.md for what that trusts).
+    """
+
+
+__all__ += ["TenantMismatch"]
+
+
+class RoleRequired(AccessDenied):
+    """A job was started with a database role that cannot do its work.
+
+    Raised before the job changes anything: ``forget``, ``consolidate`` and
+    ``stats`` of every user need a role that sees every user (a member of
+    ``memory_pg_maintenance``, a superuser or a ``BYPASSRLS`` role); ``reembed``
+    needs the owner of the tables. ``needed`` names the role to use.
+    """
+
+    def __init__(self, message: str, *, job: str, needed: str) -> None:
+        self.job = job
+        self.needed = needed
+        super().__init__(message)
+
+
+__all__ += ["RoleRequired"]

@@ -157,7 +157,8 @@ def evaluate(
     change their results.
 
     Args:
-        store: the store to measure (its ranking settings are what is measured).
+        store: the store to measure (its ranking settings are what is measured); a
+            store bound to a user refuses the scratch user: pass an unbound one.
         eval_set: from :func:`load_eval_set`.
         top_k: the k of Recall@k; MRR counts ranks up to the largest.
         gates: the retriever's relevance gates for the gated figures.

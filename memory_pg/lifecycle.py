@@ -55,6 +55,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from memory_pg._segment import segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
 from memory_pg.queries import Bound, array_param, unnest_rows, vector_array
+from memory_pg.roles import require_every_user
 from memory_pg.tables import history, memories
 
 logger = logging.getLogger(__name__)
@@ -535,7 +536,9 @@ def forget(
     its own short transaction; running it again removes nothing more (idempotent).
 
     Args:
-        engine: the database (its role must see every user's rows).
+        engine: the database; its role must see every user's rows, even for one
+            user (a member of ``memory_pg_maintenance``, a superuser or ``BYPASSRLS``),
+            else :class:`~memory_pg.errors.RoleRequired` before anything is done.
         policy: what counts as forgettable (default :class:`ForgetPolicy`).
         dry_run: count what would go, delete nothing.
         batch_size: rows per delete transaction.
@@ -552,6 +555,8 @@ def forget(
     report = ForgetReport(run_id=str(uuid.uuid4()), dry_run=dry_run, user_id=user_id)
     started = time.monotonic()
     with engine.connect() as conn:
+        # Its statements set no tenant: one user or all, only such a role sees the rows.
+        require_every_user(conn, "forget")
         locked = bool(conn.execute(try_session_lock(FORGET_LOCK)).scalar())
         conn.commit()
         if not locked:

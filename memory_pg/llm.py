@@ -21,6 +21,10 @@ logger = logging.getLogger(__name__)
 #: Local servers (vLLM, Ollama, llama.cpp) ignore the key but the client wants one.
 _PLACEHOLDER_API_KEY = "not-needed"
 
+#: Where ``LLMSettings(base_url=None)`` goes: spelled out, because the ``openai`` client
+#: given None would read ``OPENAI_BASE_URL`` from the environment.
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
 Messages = Sequence[Mapping[str, str]]
 
 
@@ -41,14 +45,24 @@ def _client_kwargs(settings: LLMSettings) -> dict[str, Any]:
             "no LLM endpoint configured: set LLMSettings.api_key (MEMORY_PG_LLM_API_KEY) "
             "and, for DeepSeek, Qwen or a local server, base_url (MEMORY_PG_LLM_BASE_URL)"
         )
+    # Both always explicit: given None, the openai client reads OPENAI_API_KEY and
+    # OPENAI_BASE_URL itself, and would pair a key and a host nobody configured together.
     return {
         "api_key": settings.api_key or _PLACEHOLDER_API_KEY,
-        "base_url": settings.base_url,
+        "base_url": settings.base_url or OPENAI_BASE_URL,
         "timeout": settings.timeout_s,
         # Retries are ours (see _retry_delay) so that what is retried is explicit.
         "max_retries": 0,
         "default_headers": dict(settings.extra_headers) or None,
     }
+
+
+def _drop_env_identity(client: Any) -> None:
+    """Forget the organisation and project the client read from ``OPENAI_ORG_ID`` /
+    ``OPENAI_PROJECT_ID``: it would send them as headers to whatever host is configured.
+    Send them through ``LLMSettings.extra_headers`` where OpenAI needs them."""
+    client.organization = None
+    client.project = None
 
 
 def _request_kwargs(
@@ -232,6 +246,7 @@ class OpenAICompatibleLLM(_LLMBase):
             backoff_max_s=backoff_max_s,
         )
         self._client: openai.OpenAI = self._openai.OpenAI(**self._client_kwargs)
+        _drop_env_identity(self._client)
 
     def chat(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """Send a conversation and return the reply text.
@@ -314,6 +329,7 @@ class AsyncOpenAICompatibleLLM(_LLMBase):
             backoff_max_s=backoff_max_s,
         )
         self._client: openai.AsyncOpenAI = self._openai.AsyncOpenAI(**self._client_kwargs)
+        _drop_env_identity(self._client)
 
     async def chat(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """Send a conversation and return the reply text; see :meth:`OpenAICompatibleLLM.chat`."""

@@ -935,6 +935,17 @@ def write_setting(key: str, value: dict[str, Any]) -> Insert:
     )
 
 
+def record_embedding(model: str, dimension: int) -> TextClause:
+    """Record the embedding model unless one is recorded; returns the recorded ``value``.
+
+    Runs ``memory_pg_record_embedding_v1`` (migration 0005), a ``SECURITY DEFINER``
+    function: the application role may read the settings but never write them.
+    """
+    return text("SELECT memory_pg_record_embedding_v1(:model, :dimension) AS value").bindparams(
+        model=model, dimension=dimension
+    )
+
+
 def embedding_column_dim() -> TextClause:
     """The declared dimension of the embedding column (NULL when unconstrained)."""
     return text(

@@ -31,6 +31,7 @@ from memory_pg import queries
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import EmbeddingError, InvalidArgument
 from memory_pg.lifecycle import sql_blocks
+from memory_pg.roles import require_owner
 from memory_pg.tables import settings
 
 logger = logging.getLogger(__name__)
@@ -114,7 +115,9 @@ def reembed(
     """Re-embed every memory with ``embedder`` and switch the database to its model.
 
     Args:
-        engine: the database (the role must be allowed to alter the table).
+        engine: the database; its role must own the tables and see every user's
+            rows (a superuser, or the owner in ``memory_pg_maintenance``), else
+            :class:`~memory_pg.errors.RoleRequired` before anything is changed.
         embedder: the target model; may be the recorded one (vectors made again).
         batch_size: rows embedded and written per transaction.
         progress: called with (done, total) after each batch.
@@ -125,6 +128,7 @@ def reembed(
     model, dimension = str(embedder.model_name), int(embedder.dimension)
     target: dict[str, Any] = {"model": model, "dimension": dimension}
     with engine.connect() as conn:
+        require_owner(conn, "reembed")
         with conn.begin():
             recorded = _setting(conn, EMBEDDING_SETTING)
             running = _setting(conn, REEMBED_SETTING)

@@ -471,9 +471,15 @@ class MemoryStore(StoreCore):
         ]
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        """Counts per memory type, for one user or (with no user) the whole database."""
+        """Counts per memory type, for one user or (with no user) the whole database.
+
+        Raises:
+            RoleRequired: with no user, the role does not see every user (it is not
+                in ``memory_pg_maintenance``, a superuser or ``BYPASSRLS``): row-level
+                security would show it nothing, and the counts would read 0.
+        """
         uid = self._scope(user_id) if (user_id or self._user_id) else None
-        rows = self._run(self._plan_one(queries.stats(uid)), uid)
+        rows = self._run(self._plan_stats(uid), uid)
         return _stats_dict(rows, uid)
 
     def healthcheck(self) -> dict[str, Any]:

@@ -61,6 +61,8 @@ class FakeOpenAI:
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        #: The HTTP headers of every request, in order (names lower-cased).
+        self.headers: list[dict[str, str]] = []
         self.default = error(500, "no behaviour scripted")
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -113,6 +115,7 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     fake.requests.append(body)
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 behaviour = fake._next()
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)

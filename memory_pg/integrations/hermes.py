@@ -153,7 +153,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             else:
                 from memory_pg.store import MemoryStore
 
-                self._store = MemoryStore.from_env()
+                # Unbound: the user is Hermes' (a gateway serves many), not MEMORY_PG_USER_ID.
+                self._store = MemoryStore.from_env(user_id=None)
             self._owns_store = True
         if self._compactor is None:
             self._compactor = _compactor_from_env()
@@ -311,7 +312,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
 
 
 def _compactor_from_env() -> Any:
-    """The LLM compactor when ``MEMORY_PG_LLM_*`` (or ``OPENAI_*``) is set, else the offline one."""
+    """The LLM compactor when ``MEMORY_PG_LLM_*`` is set, else the offline one.
+
+    Never from ``OPENAI_*``: those are Hermes' (or the agent's) own endpoint, and the
+    user's conversation goes only where memory-pg was configured to send it.
+    """
     from memory_pg.compaction import MemoryCompactor
     from memory_pg.config import LLMSettings
 

@@ -119,6 +119,13 @@ def owner(pg_server: Any, corpus_db: str) -> Iterator[psycopg.Connection[Any]]:
 
 
 @pytest.fixture(scope="module")
+def any_user_store(pg_server: Any, corpus_db: str, embedder: Any) -> Iterator[MemoryStore]:
+    """A store bound to no user, on the same database: ``corpus_store`` refuses others."""
+    with MemoryStore(pg_server.url(corpus_db), embedder=embedder) as store:
+        yield store
+
+
+@pytest.fixture(scope="module")
 def corpus_store(pg_server: Any, corpus_db: str, embedder: Any) -> Iterator[MemoryStore]:
     with MemoryStore(pg_server.url(corpus_db), user_id="alice", embedder=embedder) as store:
         # Something to search, get and delete around, so refusals are not vacuous.
@@ -396,16 +403,16 @@ def test_a_misbehaving_embedder_writes_nothing(pg_server, corpus_db, embedder, o
 
 
 @pytest.mark.parametrize("value", _SQLISH, ids=[f"sql-{i}" for i in range(len(_SQLISH))])
-def test_sql_metacharacters_are_stored_as_written(corpus_store, value):
+def test_sql_metacharacters_are_stored_as_written(corpus_store, any_user_store, value):
     user = "user " + value  # an odd but valid tenant
-    memory_id = corpus_store.add_memory(
+    memory_id = any_user_store.add_memory(
         "note: " + value,
         "key_decision",
         {value: value, "list": [value], "nested": {value: [value, {value: value}]}},
         user_id=user,
         topic=value,
     )
-    got = corpus_store.get(memory_id, user_id=user)
+    got = any_user_store.get(memory_id, user_id=user)
     assert got["text"] == "note: " + value
     assert got["metadata"] == {
         value: value,
@@ -413,12 +420,12 @@ def test_sql_metacharacters_are_stored_as_written(corpus_store, value):
         "nested": {value: [value, {value: value}]},
     }
     assert got["topic"] == check_topic(value)
-    found = corpus_store.search(value, user_id=user, metadata_filter={value: value})
+    found = any_user_store.search(value, user_id=user, metadata_filter={value: value})
     assert [r["id"] for r in found] == [memory_id]
-    assert corpus_store.search(value, user_id=user, metadata_filter={value: "other"}) == []
+    assert any_user_store.search(value, user_id=user, metadata_filter={value: "other"}) == []
     # Nobody else sees it, and the seed memory of alice is still there.
     assert corpus_store.search(value, top_k=50, metadata_filter={value: value}) == []
-    assert corpus_store.clear_user_memory(user) == 1
+    assert any_user_store.clear_user_memory(user) == 1
     assert corpus_store.list_memories()[0]["text"] == "the team chose PostgreSQL"
 
 
@@ -453,13 +460,13 @@ STORED: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.mark.parametrize("fields", [f for _, f in STORED], ids=[i for i, _ in STORED])
-def test_unusual_but_valid_input_round_trips(corpus_store, fields):
+def test_unusual_but_valid_input_round_trips(any_user_store, fields):
     fields = dict(fields)
     text = fields.pop("text", f"unusual {uuid.uuid4()}")
     user = fields.get("user_id", "roundtrip")
     fields.setdefault("user_id", user)
-    memory_id = corpus_store.add_memory(text, **fields)
-    got = corpus_store.get(memory_id, user_id=user)
+    memory_id = any_user_store.add_memory(text, **fields)
+    got = any_user_store.get(memory_id, user_id=user)
     assert got["text"] == text
     assert got["metadata"] == fields.get("metadata", {})
     if "importance" in fields:  # below what the real column holds: stored as 0
@@ -468,8 +475,8 @@ def test_unusual_but_valid_input_round_trips(corpus_store, fields):
     for key in ("event_time", "expires_at"):
         if key in fields:
             assert got[key] == fields[key]
-    assert [m["id"] for m in corpus_store.list_memories(user_id=user)] == [memory_id]
-    assert corpus_store.clear_user_memory(user) == 1
+    assert [m["id"] for m in any_user_store.list_memories(user_id=user)] == [memory_id]
+    assert any_user_store.clear_user_memory(user) == 1
 
 
 def test_an_unknown_memory_id_is_simply_absent(corpus_store, owner):

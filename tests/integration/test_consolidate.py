@@ -14,10 +14,11 @@ FRAGMENTS = [
 ]
 
 
-def test_fragments_become_one_summary_and_stay_in_history(store):
+def test_fragments_become_one_summary_and_stay_in_history(store, make_store):
     ids = store.add_memories(FRAGMENTS)
     other = store.add_memory("The deploy is scheduled for Friday")
-    bob = store.add_memories(FRAGMENTS, user_id="bob")
+    bob_store = make_store(user_id="bob")
+    bob = bob_store.add_memories(FRAGMENTS)
 
     dry = consolidate(store, user_id="alice", dry_run=True)
     assert (dry.clusters, dry.merged) == (1, 3)
@@ -36,12 +37,13 @@ def test_fragments_become_one_summary_and_stay_in_history(store):
         assert store.history(fragment)[-1]["detail"]["into"] == summary_id
     assert store.search("buy milk", top_k=1)[0]["id"] == summary_id
     # bob's fragments are bob's: untouched by alice's run
-    assert {r["id"] for r in store.list_memories(user_id="bob")} == set(bob)
+    assert {r["id"] for r in bob_store.list_memories()} == set(bob)
     assert consolidate(store, user_id="alice").clusters == 0
 
 
-def test_summarize_hook_and_all_users(store):
-    store.add_memories(FRAGMENTS)
+def test_summarize_hook_and_all_users(make_store):
+    store = make_store()  # unbound: a store bound to a user consolidates only that user
+    store.add_memories(FRAGMENTS, user_id="alice")
     store.add_memories(FRAGMENTS, user_id="bob")
     seen = []
 

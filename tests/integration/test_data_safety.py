@@ -56,7 +56,8 @@ def _populate(store: MemoryStore, user: str) -> list[str]:
     return ids
 
 
-def test_erasing_a_user_leaves_nothing_in_any_table(store, raw):
+def test_erasing_a_user_leaves_nothing_in_any_table(make_store, raw):
+    store = make_store()  # unbound: writes and erases two users
     _populate(store, "alice")
     bob_ids = _populate(store, "bob")
     raw.execute(

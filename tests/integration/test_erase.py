@@ -31,13 +31,14 @@ def _traces(raw, needle):
     return found
 
 
-def test_erase_leaves_nothing_of_the_user_anywhere(store, raw, db_url):
+def test_erase_leaves_nothing_of_the_user_anywhere(store, make_store, raw, db_url):
     from sqlalchemy import create_engine
 
     assert {"memory_pg_memories", "memory_pg_dialogue_buffer", "memory_pg_history"} <= set(
         _tables(raw)
     )
-    kept = store.add_memory("Bob likes tea", user_id="bob")
+    bob = make_store(user_id="bob")
+    kept = bob.add_memory("Bob likes tea")
     one = store.add_memory(SECRET, "user_profile", topic="health")
     store.add_memory("Alice's allergy is peanuts and shellfish", "user_profile", topic="health")
     store.add_memory("short-lived note", importance=0.1)
@@ -60,7 +61,7 @@ def test_erase_leaves_nothing_of_the_user_anywhere(store, raw, db_url):
     assert store.clear_user_memory() == 2
     assert _traces(raw, "alice") == {}
     assert _traces(raw, "peanuts") == {}
-    assert store.get(kept, user_id="bob")["text"] == "Bob likes tea"
+    assert bob.get(kept)["text"] == "Bob likes tea"
     assert (
         raw.execute(
             "SELECT count(*) FROM memory_pg_dialogue_buffer WHERE user_id = 'bob'"

@@ -42,7 +42,9 @@ def _scenario(store, raw):
     _set(raw, ids["used"], "access_count", "2")
     _set(raw, ids["expired"], "expires_at", "now() - interval '1 hour'")
     _set(raw, ids["old_sup"], "superseded_at", "now() - interval '200 days'")
-    ids["bob_stale"] = store.add_memory("bob's unused old note", importance=0.1, user_id="bob")
+    # Bob's own store on the same engine: a store bound to alice refuses bob.
+    with type(store)(engine=store.engine, embedder=store.embedder, user_id="bob") as bob:
+        ids["bob_stale"] = bob.add_memory("bob's unused old note", importance=0.1)
     _set(raw, ids["bob_stale"], "created_at", "now() - interval '100 days'")
     return ids
 

@@ -86,7 +86,8 @@ async def test_async_retriever_has_the_same_methods(db_url: str, embedder: Any) 
         assert await retriever.retrieve_context("quarterly tax filing") == ""
 
 
-def test_evaluation_reports_recall_and_erases_its_user(store: Any, tmp_path: Path) -> None:
+def test_evaluation_reports_recall_and_erases_its_user(make_store: Any, tmp_path: Path) -> None:
+    store = make_store()  # unbound: the evaluation writes as its own scratch user
     doc = {
         "name": "tiny",
         "memories": [

@@ -193,7 +193,7 @@ def test_delete_and_clear_erase_rows_buffer_and_history(make_store, raw):
     assert store.clear_user_memory() == 1
     for table in ("memory_pg_memories", "memory_pg_dialogue_buffer", "memory_pg_history"):
         assert count_rows(raw, table, "alice") == 0, table
-    assert store.get(keep, user_id="bob")["text"] == "bob stays"
+    assert make_store(user_id="bob").get(keep)["text"] == "bob stays"
 
 
 def test_bad_memory_ids_are_typed_errors(store):
@@ -226,9 +226,10 @@ def test_export_then_import_round_trips(make_store):
     assert {"id", "text", "memory_type", "metadata", "embedding", "created_at"} <= set(lines[0])
 
     buffer.seek(0)
-    assert alice.import_user_memory(buffer, user_id="carol") == 2
+    carol = make_store(user_id="carol")
+    assert carol.import_user_memory(buffer) == 2
     before = {m["id"]: m for m in alice.list_memories()}
-    after = {m["id"]: m for m in alice.list_memories(user_id="carol")}
+    after = {m["id"]: m for m in carol.list_memories()}
     assert before.keys() == after.keys()
     for memory_id, row in before.items():
         for key in (
@@ -244,9 +245,9 @@ def test_export_then_import_round_trips(make_store):
             "context",
         ):
             assert after[memory_id][key] == row[key], key
-    assert alice.search("数据库选型", user_id="carol")[0]["text"] == "使用 PostgreSQL 作为数据库"
+    assert carol.search("数据库选型")[0]["text"] == "使用 PostgreSQL 作为数据库"
     buffer.seek(0)
-    assert alice.import_user_memory(buffer, user_id="carol") == 0
+    assert carol.import_user_memory(buffer) == 0
 
 
 def test_import_rejects_malformed_lines_and_writes_nothing(store, raw):

@@ -121,10 +121,11 @@ def test_same_topic_within_one_batch_keeps_the_last(store):
     assert store.get(ids[0])["superseded_by"] == ids[1]
 
 
-def test_other_users_topic_is_untouched(store):
-    bob = store.add_memory("use MySQL", "key_decision", topic="database", user_id="bob")
+def test_other_users_topic_is_untouched(store, make_store):
+    bob_store = make_store(user_id="bob")
+    bob = bob_store.add_memory("use MySQL", "key_decision", topic="database")
     store.add_memory("use PostgreSQL", "key_decision", topic="database")
-    assert store.get(bob, user_id="bob")["superseded_at"] is None
+    assert bob_store.get(bob)["superseded_at"] is None
 
 
 def test_concurrent_writers_on_one_topic_leave_one_current_row(make_store, raw):
@@ -220,8 +221,9 @@ def _outcome(store, ids, user_id):
     )
 
 
-def test_one_batch_ends_as_the_same_memories_written_one_by_one(store):
-    ids = store.add_memories(BATCH)
+def test_one_batch_ends_as_the_same_memories_written_one_by_one(make_store):
+    store = make_store()  # unbound: compares two users
+    ids = store.add_memories(BATCH, user_id="alice")
     one_by_one = [store.add_memory(**item, user_id="bob") for item in BATCH]
     batch, alone = _outcome(store, ids, "alice"), _outcome(store, one_by_one, "bob")
     assert batch == alone

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, text
 
 from memory_pg import queries
 from memory_pg._base import translate_errors
-from memory_pg.errors import AccessDenied, TenantViolation
+from memory_pg.errors import AccessDenied, RoleRequired, TenantViolation
 from memory_pg.store import MemoryStore
 from tests.integration._security_support import login_role, row_counts, url_as
 
@@ -147,7 +147,8 @@ def test_a_write_for_another_tenant_becomes_a_typed_error(app_stores, raw):
     # Defence in depth: even a statement that names bob, run in alice's transaction,
     # is stopped by the database, and the store says so with a typed error.
     alice = app_stores["alice"]
-    prepared = alice._prepare("bob", ["planted by alice"])
+    prepared = alice._prepare("alice", ["planted by alice"])
+    prepared.user_id = "bob"  # past the store's own refusal (TenantMismatch)
     rows = alice._rows(prepared, alice.embedder.embed_documents(prepared.texts))
     before = row_counts(raw)
     with pytest.raises(TenantViolation):
@@ -170,7 +171,9 @@ def test_stats_of_all_users_need_the_maintenance_role(
 ):
     app_view = MemoryStore(app_url, embedder=embedder)
     with app_view, MemoryStore(maintenance_url, embedder=embedder) as maintenance:
-        assert app_view.stats()["memories"] == 0
+        with pytest.raises(RoleRequired, match="memory_pg_maintenance"):
+            app_view.stats()  # it would count 0: row-level security shows it nobody
+        assert app_view.stats(user_id="bob")["memories"] == 2
         assert maintenance.stats()["memories"] == 3
         assert maintenance.stats(user_id="bob")["memories"] == 2
 

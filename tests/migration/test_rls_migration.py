@@ -39,7 +39,8 @@ def _visible_as_app(raw: psycopg.Connection[Any], tenant: str | None) -> int:
             return int(conn.execute("SELECT count(*) FROM memory_pg_memories").fetchone()[0])  # type: ignore[index]
 
 
-def test_0003_round_trips_on_a_populated_database(store, raw, db_url):
+def test_0003_round_trips_on_a_populated_database(make_store, raw, db_url):
+    store = make_store()  # unbound: writes two users
     for user in ("alice", "bob"):
         store.add_memories([f"{user} fact {i}" for i in range(3)], user_id=user)
     before = row_counts(raw)
@@ -68,7 +69,7 @@ def test_0003_round_trips_on_a_populated_database(store, raw, db_url):
     assert _rls_flags(raw) == {(True, True)}
     assert _visible_as_app(raw, None) == 0
     assert _visible_as_app(raw, "bob") == 3
-    assert store.search("fact", top_k=10)[0]["text"].startswith("alice fact")
+    assert store.search("fact", top_k=10, user_id="alice")[0]["text"].startswith("alice fact")
 
 
 def test_the_offline_sql_of_0003_is_what_a_dba_would_run():
