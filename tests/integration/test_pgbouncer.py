@@ -18,14 +18,14 @@ import pytest
 from memory_pg import lifecycle
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
-from memory_pg.errors import ConfigurationError, DatabaseError
+from memory_pg.errors import ConfigurationError, DatabaseError, QueryTimeout
 from memory_pg.store import MemoryStore
 from tests.conftest import PgServer
 from tests.integration._pgbouncer import Bouncer, run_pgbouncer
 from tests.integration._security_support import login_role
 
 USERS = [f"user{i}" for i in range(6)]
-ROUNDS = 12  # per thread: enough for psycopg to prepare (its threshold is 5 runs)
+ROUNDS = 8  # per thread: enough for psycopg to prepare (its threshold is 5 runs)
 
 
 @pytest.fixture
@@ -183,3 +183,43 @@ def test_a_pooler_setting_the_url_contradicts_is_refused(db_url: str, embedder: 
         )
     with pytest.raises(ConfigurationError, match="pooler"):
         MemoryStore(db_url + "&pooler=sometimes", embedder=embedder)
+
+
+def test_statement_timeout_holds_behind_pgbouncer(
+    postgresql: psycopg.Connection[Any],
+    pg_server: PgServer,
+    raw: psycopg.Connection[Any],
+    recorded: None,
+    embedder: Any,
+) -> None:
+    # PgBouncer refuses the `options` startup parameter that sets the timeout on a
+    # direct connection: here the store sets it in each transaction.
+    users = {pg_server.user: pg_server.password or ""}
+    with run_pgbouncer(pg_server, users) as bouncer:
+        url = bouncer.url(postgresql.info.dbname, pg_server.user, pg_server.password)
+        settings = StoreSettings(pooler="transaction", statement_timeout_ms=300)
+        store = MemoryStore(url, embedder=embedder, settings=settings)
+        info = raw.info
+        locker = psycopg.connect(
+            host=info.host,
+            port=info.port,
+            dbname=info.dbname,
+            user=info.user,
+            password=info.password,
+        )
+        try:
+            store.add_memory("already there", user_id="alice")
+            locker.execute("LOCK TABLE memory_pg_memories IN ACCESS EXCLUSIVE MODE")
+            # A bound, not a measure: without a timeout the write would wait for ever.
+            release = threading.Timer(30, locker.rollback)
+            release.start()
+            try:
+                with pytest.raises(QueryTimeout):
+                    store.add_memory("waits behind a lock", user_id="alice")
+            finally:
+                release.cancel()
+                locker.rollback()
+            assert [m["text"] for m in store.search("there", user_id="alice")] == ["already there"]
+        finally:
+            locker.close()
+            store.close()
