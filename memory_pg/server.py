@@ -28,7 +28,7 @@ DATABASE_NAME = "memory_pg"
 _MAX_SOCKET_PATH = 100
 _SOCKET_NAME = ".s.PGSQL.5432"
 #: Prefix of the private socket folders made when the data folder's path is too long.
-_SOCKET_DIR_PREFIX = "memory-pg-"
+_SOCKET_DIR_PREFIX = "memory-pg-socket-"
 
 _lock = threading.Lock()
 
@@ -208,14 +208,15 @@ def _private_socket_dir(pgdata: Path, system_user: str | None) -> Path:
     """A folder for the socket that only the server's user can enter.
 
     The data directory when the socket path fits (initdb makes it 0700), else a new
-    ``memory-pg-*`` folder in the temporary directory: made by ``mkdtemp`` (mode
+    ``memory-pg-socket-*`` folder in the temporary directory: made by ``mkdtemp`` (mode
     0700, a name nobody could take first) and handed to ``system_user`` (root's
     ``pgserver``) so the server can create its socket there.
     """
     if len(str(pgdata / _SOCKET_NAME).encode()) <= _MAX_SOCKET_PATH:
         return pgdata
     parent = tempfile.gettempdir()
-    if len(str(Path(parent) / "memory-pg-xxxxxxxx" / _SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
+    longest = Path(parent) / (_SOCKET_DIR_PREFIX + "xxxxxxxx") / _SOCKET_NAME
+    if len(str(longest).encode()) > _MAX_SOCKET_PATH:
         parent = "/tmp"  # a TMPDIR too long for a socket path
     folder = Path(tempfile.mkdtemp(prefix=_SOCKET_DIR_PREFIX, dir=parent))
     if system_user is not None:

@@ -223,3 +223,17 @@ def test_statement_timeout_holds_behind_pgbouncer(
         finally:
             locker.close()
             store.close()
+
+
+def test_without_pgbouncer_the_tests_skip_except_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from tests.integration import _pgbouncer
+
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install pgbouncer"):
+        _pgbouncer.pgbouncer_binary()
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="CI must run"):
+        _pgbouncer.pgbouncer_binary()
