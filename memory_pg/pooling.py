@@ -53,6 +53,9 @@ URL_PARAMETER = "pooler"
 #: Engines made for a mode, so the jobs can tell (a host's own engine is absent: "auto").
 _engine_modes: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
 
+#: Non-empty once the detection has been logged at INFO (then at DEBUG only).
+_said_once: list[bool] = []
+
 
 def check_mode(value: object, where: str = "pooler") -> str:
     """``value`` if it is a mode, else :class:`ConfigurationError`."""
@@ -148,11 +151,12 @@ def _detect_pooler(dbapi_connection: Any, record: Any) -> None:
     if row is not None and int(row[0]) != int(driver.info.backend_pid):
         # Prepared statements would follow the server connection to other clients.
         driver.prepare_threshold = None
-        logger.info(
+        (logger.debug if _said_once else logger.info)(
             "connection goes through a pooler (its server process id is not the one it was "
             "given): no prepared statements on it; set pooler=transaction or pooler=session "
             "to say so"
         )
+        _said_once.append(True)
 
 
 __all__ = [

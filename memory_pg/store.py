@@ -83,6 +83,7 @@ class _Opener:
     ) -> None:
         self.server: EmbeddedServer | None = None
         self.owns_engine = engine is None
+        pooling.resolve(None, settings.pooler)  # a bad setting fails before a server starts
         from_url = None
         if engine is not None:
             self.url = engine.url.render_as_string(hide_password=False)
