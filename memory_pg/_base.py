@@ -23,8 +23,9 @@ import numpy as np
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql import Executable
+from sqlalchemy.sql.elements import TextClause
 
-from memory_pg import lifecycle, queries, roles
+from memory_pg import lifecycle, pooling, queries, roles
 from memory_pg._validate import (
     check_importance,
     check_memory_type,
@@ -253,6 +254,19 @@ class StoreCore:
 
     def _check_query(self, query: object) -> str:
         return check_text(query, self.settings, what="query")
+
+    #: ``auto``, ``none``, ``session`` or ``transaction``: see :mod:`memory_pg.pooling`.
+    pooler: str = "auto"
+
+    def _set_tenant(self, user_id: str | None, ef_search: int | None = None) -> TextClause:
+        """The first statement of every transaction: the tenant, and behind a pooler
+        the statement timeout (which cannot be set when the connection starts)."""
+        timeout = (
+            self.settings.statement_timeout_ms
+            if pooling.settings_per_transaction(self.pooler)
+            else None
+        )
+        return queries.set_tenant(user_id, ef_search, statement_timeout_ms=timeout)
 
     def _coerce_item(self, item: object) -> MemoryInput:
         if isinstance(item, MemoryInput):

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_pg import buffer, queries
+from memory_pg import buffer, pooling, queries
 from memory_pg._base import (
     MemoryInput,
     Plan,
@@ -86,11 +86,13 @@ class AsyncMemoryStore(StoreCore):
                 settings=self.settings,
             )
             self.embedder = self._sync.embedder
+            self.pooler = self._sync.pooler
             self.embedding = self._sync.embedding
             if self.engine is None:
                 self.engine = create_async_engine(
-                    self._sync.engine.url, **_engine_options(self.settings)
+                    self._sync.engine.url, **_engine_options(self.settings, self._sync.pooler)
                 )
+                pooling.watch(self.engine.sync_engine, self._sync.pooler)
         return self
 
     @property
@@ -111,11 +113,11 @@ class AsyncMemoryStore(StoreCore):
         engine = await self._ready()
         with translate_errors():
             if conn is not None:
-                await conn.execute(queries.set_tenant(user_id, ef_search))
+                await conn.execute(self._set_tenant(user_id, ef_search))
                 yield conn
                 return
             async with engine.begin() as own:
-                await own.execute(queries.set_tenant(user_id, ef_search))
+                await own.execute(self._set_tenant(user_id, ef_search))
                 yield own
 
     async def _run(

@@ -59,6 +59,7 @@ class CliContext:
         if maintenance and self.args.maintenance_database_url:
             url = self.args.maintenance_database_url
         if url not in self._stores:
+            from memory_pg.config import StoreSettings
             from memory_pg.store import MemoryStore
 
             self._stores[url] = MemoryStore(
@@ -66,6 +67,7 @@ class CliContext:
                 home=self.args.home,
                 embedding_model=self.args.embedding_model,
                 auto_migrate=True if self.args.auto_migrate else None,
+                settings=StoreSettings(pooler=self.args.pooler),
             )
         return self._stores[url]
 
@@ -155,7 +157,12 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
 
         server = EmbeddedServer(Path(args.home) if args.home else default_home())
         url = server.start()
-    engine = create_engine(sqlalchemy_url(url))
+    from memory_pg import pooling
+
+    url, pooler = pooling.split_url(sqlalchemy_url(url))
+    mode = pooling.resolve(pooler, args.pooler)
+    engine = create_engine(url)
+    pooling.watch(engine, mode)
     try:
         from memory_pg._base import translate_errors
 
@@ -276,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("MEMORY_PG_MAINTENANCE_DATABASE_URL"),
         help="URL of a memory_pg_maintenance role for cross-user jobs "
         "(env MEMORY_PG_MAINTENANCE_DATABASE_URL; default: --database-url)",
+    )
+    parser.add_argument(
+        "--pooler",
+        choices=("auto", "none", "session", "transaction"),
+        default=_env("MEMORY_PG_POOLER"),
+        help="what stands between memory-pg and PostgreSQL: transaction for PgBouncer "
+        "in transaction mode (env MEMORY_PG_POOLER; the URL may say ?pooler=...)",
     )
     parser.add_argument(
         "--home",

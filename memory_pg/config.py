@@ -82,6 +82,11 @@ class StoreSettings:
         connect_timeout_s: seconds to wait for a new connection before
             :class:`~memory_pg.errors.DatabaseUnavailable` (libpq ``connect_timeout``).
         pool_timeout_s: seconds a call waits for a free pooled connection.
+        pooler: what stands between the store and PostgreSQL: ``"transaction"``
+            behind PgBouncer in transaction mode (no server-side prepared
+            statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
+            when None); see :mod:`memory_pg.pooling`. The URL may say it instead
+            (``?pooler=transaction``).
     """
 
     max_text_chars: int = 8000
@@ -93,6 +98,7 @@ class StoreSettings:
     max_user_id_chars: int = 255
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
+    pooler: str | None = None
 
 
 @dataclass(frozen=True)

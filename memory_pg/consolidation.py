@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, func, select
 
-from memory_pg import lifecycle, queries
+from memory_pg import lifecycle, pooling, queries
 from memory_pg._base import translate_errors
 from memory_pg.config import ConsolidatePolicy
 from memory_pg.errors import (
@@ -230,6 +230,7 @@ def consolidate(
     summarize = summarize or merge_fragments
     if user_id is None:
         user_id = store.user_id
+    pooling.require_session(store.engine, "consolidate")
     report = ConsolidateReport(run_id=str(uuid.uuid4()), dry_run=dry_run)
     started = time.monotonic()
     with store.engine.connect() as conn:

@@ -552,6 +552,9 @@ def forget(
         from memory_pg.errors import InvalidArgument
 
         raise InvalidArgument("batch_size must be at least 1")
+    from memory_pg import pooling
+
+    pooling.require_session(engine, "forget")
     report = ForgetReport(run_id=str(uuid.uuid4()), dry_run=dry_run, user_id=user_id)
     started = time.monotonic()
     with engine.connect() as conn:

@@ -201,19 +201,28 @@ _HNSW = (
     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.ef_search', :ef, true)"
 )
+_TIMEOUT = "set_config('statement_timeout', :timeout, true)"
 
 
-def set_tenant(user_id: str | None, ef_search: int | None = None) -> TextClause:
+def set_tenant(
+    user_id: str | None, ef_search: int | None = None, *, statement_timeout_ms: int | None = None
+) -> TextClause:
     """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
 
     With ``ef_search``, the same statement sets :func:`search_tuning`'s HNSW settings:
-    a search starts with one round trip instead of two.
+    a search starts with one round trip instead of two. With ``statement_timeout_ms``,
+    it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
+    timeout cannot be set when the connection starts).
     """
-    if ef_search is None:
-        return text("SELECT " + _TENANT).bindparams(user_id=user_id or "")
-    return text("SELECT " + _TENANT + ", " + _HNSW).bindparams(
-        user_id=user_id or "", ef=str(ef_search)
-    )
+    params: dict[str, str] = {"user_id": user_id or ""}
+    sql = "SELECT " + _TENANT
+    if ef_search is not None:
+        sql += ", " + _HNSW
+        params["ef"] = str(ef_search)
+    if statement_timeout_ms is not None:
+        sql += ", " + _TIMEOUT
+        params["timeout"] = str(int(statement_timeout_ms))
+    return text(sql).bindparams(**params)
 
 
 def search_tuning(ef_search: int) -> TextClause:

@@ -63,6 +63,9 @@ def current_revision(conn: Connection) -> str | None:
 
 
 def _run(engine: Engine, action: str, revision: str, embedding_dim: int | None) -> None:
+    from memory_pg import pooling
+
+    pooling.require_session(engine, "migrate")
     cfg = alembic_config(embedding_dim=embedding_dim)
     with engine.connect() as conn:
         # One migrator at a time, even when several hosts start at once.

@@ -13,7 +13,7 @@ from typing import IO, Any
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine
 
-from memory_pg import buffer, queries, schema
+from memory_pg import buffer, pooling, queries, schema
 from memory_pg._base import (
     EmbeddingInfo,
     MemoryInput,
@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["MemoryInput", "MemoryStore"]
 
 
-def _engine_options(settings: StoreSettings) -> dict[str, Any]:
+def _engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, Any]:
     return {
         "pool_pre_ping": True,  # a dead connection is replaced, not handed out
         "pool_size": 5,
@@ -55,8 +55,9 @@ def _engine_options(settings: StoreSettings) -> dict[str, Any]:
         "connect_args": {
             # libpq waits this long for a server that accepts but never answers.
             "connect_timeout": max(1, int(settings.connect_timeout_s)),
-            "options": "-c statement_timeout=" + str(int(settings.statement_timeout_ms)),
             "application_name": "memory-pg",
+            # statement_timeout, prepared statements: what the pooler (if any) allows.
+            **pooling.connect_args(pooler, statement_timeout_ms=settings.statement_timeout_ms),
         },
     }
 
@@ -82,6 +83,8 @@ class _Opener:
     ) -> None:
         self.server: EmbeddedServer | None = None
         self.owns_engine = engine is None
+        pooling.resolve(None, settings.pooler)  # a bad setting fails before a server starts
+        from_url = None
         if engine is not None:
             self.url = engine.url.render_as_string(hide_password=False)
         else:
@@ -90,8 +93,14 @@ class _Opener:
                 self.server = EmbeddedServer(Path(home) if home else default_home())
                 url = self.server.start()
                 auto_migrate = True if auto_migrate is None else auto_migrate
+            url, from_url = pooling.split_url(url)
             self.url = sqlalchemy_url(url) if "://" in url else url
-        self.engine = engine or create_engine(self.url, **_engine_options(settings))
+        #: What stands between the store and PostgreSQL (see :mod:`memory_pg.pooling`).
+        self.pooler = pooling.resolve(from_url, settings.pooler)
+        if engine is None:
+            engine = create_engine(self.url, **_engine_options(settings, self.pooler))
+            pooling.watch(engine, self.pooler)
+        self.engine = engine
         self.auto_migrate = bool(auto_migrate)
         self.embedding_model = embedding_model
         self.embedder = embedder
@@ -192,6 +201,8 @@ class MemoryStore(StoreCore):
         self._server = opener.server
         self._owns_engine = opener.owns_engine
         self.engine = opener.engine
+        #: ``auto``, ``none``, ``session`` or ``transaction``: see :mod:`memory_pg.pooling`.
+        self.pooler = opener.pooler
         try:
             self.embedder = opener.pick_embedder()
             opener.ensure_schema(self.embedder)
@@ -204,6 +215,9 @@ class MemoryStore(StoreCore):
     @classmethod
     def from_env(cls, **kwargs: Any) -> MemoryStore:
         """A store configured by ``MEMORY_PG_*`` environment variables, like the CLI."""
+        pooler = os.environ.get("MEMORY_PG_POOLER")
+        if pooler and "settings" not in kwargs:
+            kwargs["settings"] = StoreSettings(pooler=pooler)
         kwargs.setdefault("embedding_model", os.environ.get("MEMORY_PG_EMBEDDING_MODEL"))
         kwargs.setdefault("home", os.environ.get("MEMORY_PG_HOME"))
         kwargs.setdefault("user_id", os.environ.get("MEMORY_PG_USER_ID"))
@@ -218,11 +232,11 @@ class MemoryStore(StoreCore):
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.
-                conn.execute(queries.set_tenant(user_id, ef_search))
+                conn.execute(self._set_tenant(user_id, ef_search))
                 yield conn
                 return
             with self.engine.begin() as own:
-                own.execute(queries.set_tenant(user_id, ef_search))
+                own.execute(self._set_tenant(user_id, ef_search))
                 yield own
 
     def _run(
