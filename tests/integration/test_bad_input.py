@@ -471,7 +471,7 @@ def test_unusual_but_valid_input_round_trips(any_user_store, fields):
     assert got["metadata"] == fields.get("metadata", {})
     if "importance" in fields:  # below what the real column holds: stored as 0
         assert got["importance"] == 0.0
-        assert corpus_store.search(text, user_id=user)[0]["id"] == memory_id
+        assert any_user_store.search(text, user_id=user)[0]["id"] == memory_id
     for key in ("event_time", "expires_at"):
         if key in fields:
             assert got[key] == fields[key]
