@@ -358,10 +358,10 @@ def extract(turns: Iterable[Turn]) -> Extraction:
     Turns of the assistant or system are skipped: what the assistant says is neither
     a fact about the user nor the user's decision. So are sentences that state no
     fact (:func:`memory_pg._facts.non_fact`: questions, requests, hypotheticals,
-    greetings, thanks, acknowledgements); a leading "好的，" or "thanks," is cut off. Each sentence is split into
-    clauses, each clause falls in the first matching category (decision, todo,
-    status, profile), and a clause that matches none stays with the clause before it
-    (``我在做跨境电商，主要卖家居用品`` is one profile fact).
+    greetings, thanks, acknowledgements); a leading "好的，" or "thanks," is cut off.
+    Each sentence is split into clauses, each clause falls in the first matching
+    category (decision, todo, status, profile), and a clause that matches none stays
+    with the clause before it (``我在做跨境电商，主要卖家居用品`` is one profile fact).
     """
     found = Extraction()
     seen: set[tuple[str, str]] = set()

@@ -37,7 +37,9 @@ _EN_AUX = (
 )
 _EN_QUESTION = re.compile(
     r"^(?:(?:so|and|but|also|ok|okay|well)[,\s]+)?(?:"
-    r"(?:what|which|where|when|who|whom|whose|why|how)(?:'s|\s+(?:" + _EN_AUX + r"|\w+\s+(?:"
+    r"(?:what|which|where|when|who|whom|whose|why|how)(?:'s|\s+(?:"
+    + _EN_AUX
+    + r"|\w+\s+(?:"
     + _EN_AUX
     + r")))\b"
     r"|(?:" + _EN_AUX + r")\s+(?:i|we|you|they|he|she|it|there|the|this|that|my|our|your|anyone)\b"
@@ -135,7 +137,10 @@ _OBJ = (
     r"([A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
     r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)]))"
 )
-_ZH_VERB_NEW = r"(?:改用|换成|换用|改成|改为|改到|改在|换到|切换到|切换成|切到|迁移到|迁到|转到|转用|替换成|替换为)"
+_ZH_VERB_NEW = (
+    r"(?:改用|换成|换用|改成|改为|改到|改在|换到|切换到|切换成|切到|迁移到|迁到|转到|转用"
+    r"|替换成|替换为)"
+)
 _ZH_MOVE = r"(?:搬到|搬去|搬家到|搬回|移居到?|定居到?)"
 _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # old → new: 把 X 换成 Y / 从 X 换成 Y / 由 X 改为 Y
@@ -164,8 +169,7 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "subject_new",
         re.compile(
             r"(^|.*?)\b(?:switch(?:ed|ing)?|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|mov(?:e|ed|ing)"
-            r"|transition(?:ed|ing)?)(?:\s+(?:it|over|everything|them))?\s+to\s+(?:the\s+)?"
-            + _OBJ,
+            r"|transition(?:ed|ing)?)(?:\s+(?:it|over|everything|them))?\s+to\s+(?:the\s+)?" + _OBJ,
             re.IGNORECASE,
         ),
     ),
@@ -211,7 +215,13 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "clock",
         re.compile(r"\d{1,2}[:：]\d{2}|\d{1,2}\s*(?:点|am|pm)|[上下]午|中午|晚上|早上", re.I),
     ),
-    ("date", re.compile(r"\d{1,2}\s*月|\d{1,2}\s*[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I)),
+    (
+        "date",
+        re.compile(
+            r"\d{1,2}\s*月|\d{1,2}\s*[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
+            re.I,
+        ),
+    ),
     ("number", re.compile(r"\d")),
 )
 
@@ -362,6 +372,13 @@ def change_words(text: str) -> list[str]:
     return words
 
 
+def different_kinds(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` both name products, of no common kind (a database and
+    a cache): two facts, however alike the rest of their words."""
+    ka, kb = _extract.product_topics(a), _extract.product_topics(b)
+    return bool(ka and kb and not ka & kb)
+
+
 @lru_cache(maxsize=1024)
 def is_change(text: str) -> bool:
     """Whether ``text`` states a change (see :func:`parse_change`)."""
@@ -372,6 +389,7 @@ __all__ = [
     "Change",
     "change_applies",
     "change_words",
+    "different_kinds",
     "is_change",
     "is_question",
     "non_fact",

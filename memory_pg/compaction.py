@@ -129,7 +129,8 @@ language、framework、frontend、backend、hosting、payment、llm"}],
 规则：
 - 只采用用户说过或认可的内容；助手说的话和建议不是关于用户的事实。
 - 只记录事实。不要记录提问（“我们决定用哪个数据库？”“我住在哪里？”）、对助手的请求、\
-假设或还在考虑的想法（“要不要换成 MongoDB 呢？”“如果用 X 会怎样”）、问候、感谢或“好的”“收到”之类的应答。
+假设或还在考虑的想法（“要不要换成 MongoDB 呢？”“如果用 X 会怎样”）、\
+问候、感谢或“好的”“收到”之类的应答。
 - 提问不是决定也不是待办：“我是不是还要完成支付模块？”不是待办。
 - 每个主题只保留一个决定：用户改变主意时（改用、换成、切换到、不再使用），只保留最新的决定，\
 并写明替换了什么（“数据库改用 PostgreSQL，不再使用 MySQL”）。
@@ -186,7 +187,7 @@ def _strings(value: object, depth: int = 0) -> list[str]:
     return []
 
 
-def _topic(raw: object, decision: str) -> str:
+def _topic(raw: object, decision: str) -> str | None:
     if isinstance(raw, str) and raw.strip():
         key = normalize_topic(raw)
         return known_topic(key.replace("_", " ")) or key

@@ -273,12 +273,16 @@ def decide(
         and overlap >= policy.detect_min_overlap
         # "第3个需求" and "第4个需求" are two facts, not one changed: when unsure, keep both.
         and _numbers(new_text) == _numbers(nearest.text)
+        # "数据库使用 PostgreSQL" / "数据库使用 Redis 做缓存": products of two kinds, two facts.
+        and not _facts.different_kinds(new_text, nearest.text)
     ):
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)
 
 
-def _changed(new_text: str, candidates: Sequence[Candidate], judge: Judge | None) -> list[Candidate]:
+def _changed(
+    new_text: str, candidates: Sequence[Candidate], judge: Judge | None
+) -> list[Candidate]:
     """The candidates an explicit statement of change replaces, in candidate order.
 
     Without a judge, the rules decide (:func:`memory_pg._facts.change_applies`); with

@@ -88,7 +88,9 @@ def test_a_change_finds_its_target_among_many_chinese_memories(store: Any) -> No
     others = [f"第{i}个需求：页面{i}要支持导出" for i in range(12)]
     store.add_memories([{"text": t, "memory_type": "key_decision"} for t in others])
     old = store.add_memory("前端使用 React", "key_decision")
-    store.add_memories([{"text": f"模块{i}由小组{i}负责", "memory_type": "key_decision"} for i in range(8)])
+    store.add_memories(
+        [{"text": f"模块{i}由小组{i}负责", "memory_type": "key_decision"} for i in range(8)]
+    )
     new = store.add_memory("前端已经换成 Svelte 了", "key_decision")
     assert store.get(old)["superseded_by"] == new
     assert len(store.list_memories()) == 12 + 8 + 1
@@ -99,7 +101,11 @@ def test_a_change_finds_its_target_among_many_chinese_memories(store: Any) -> No
     [
         ("我住在北京", "我已经搬到上海了", "user_profile"),
         ("I live in Berlin", "I moved to Munich last month", "user_profile"),
-        ("Our frontend uses React", "We switched the frontend from React to Svelte", "key_decision"),
+        (
+            "Our frontend uses React",
+            "We switched the frontend from React to Svelte",
+            "key_decision",
+        ),
         ("We use MySQL", "We no longer use MySQL; everything is on Postgres now", "key_decision"),
         ("CI runs on Jenkins", "We replaced Jenkins with GitHub Actions", "key_decision"),
         ("周会在周二下午", "周会改成周三了", "key_decision"),
