@@ -346,6 +346,16 @@ def _items(sentence: str) -> list[tuple[str, str]]:
             else:
                 pending += clause + separator
             continue
+        if (
+            category == "decision"
+            and items
+            and items[-1][0] == "decision"
+            and decision_topic(clause) is not None
+            and decision_topic(clause) == decision_topic(items[-1][1])
+        ):
+            # "改用 PostgreSQL，不再使用 MySQL": one decision, not two that replace each other.
+            items[-1][1] += clause + separator
+            continue
         text = clause if not items else _LEADING_CONJUNCTION.sub("", clause)
         items.append([category, pending + text + separator])
         pending = ""

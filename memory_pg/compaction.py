@@ -17,6 +17,7 @@ from memory_pg._extract import (
     normalize_topic,
     to_turn,
 )
+from memory_pg._facts import non_fact
 from memory_pg._json_repair import parse_llm_json
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument, LLMResponseUnparseable
@@ -229,11 +230,23 @@ def result_from_reply(reply: str) -> CompactionResult:
             f"the LLM reply is JSON but has none of the expected keys ({len(data)} other keys)"
         )
     return {
-        "user_profile": _strings(picked["user_profile"]),
-        "project_status": _strings(picked["project_status"]),
-        "key_decisions": _decisions(picked["key_decisions"]),
-        "todos": _strings(picked["todos"]),
+        "user_profile": _facts_only(_strings(picked["user_profile"])),
+        "project_status": _facts_only(_strings(picked["project_status"])),
+        "key_decisions": [
+            d for d in _decisions(picked["key_decisions"]) if _is_fact(d["decision"])
+        ],
+        "todos": _facts_only(_strings(picked["todos"])),
     }
+
+
+def _is_fact(text: str) -> bool:
+    # A model told not to sometimes still returns "Which database did we pick?" as a
+    # decision: a question or a bare "ok" is dropped whatever the model says.
+    return non_fact(text) not in ("question", "pleasantry")
+
+
+def _facts_only(texts: list[str]) -> list[str]:
+    return [t for t in texts if _is_fact(t)]
 
 
 def _from_extraction(found: Extraction) -> CompactionResult:
