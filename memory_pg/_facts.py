@@ -26,9 +26,9 @@ from memory_pg._segment import segment
 _TRIM = " \t\r\n。.！!；;，,、~～…"
 _QUESTION_MARK = re.compile(r"[?？]\s*[\"'”’)）]*\s*$")
 _ZH_QUESTION = re.compile(
-    r"(?:吗|么|呢|没有)\s*[。！!~～]*\s*$"
+    r"(?:吗|么|呢)\s*[。！!~～]*\s*$"
     r"|什么|啥|哪里|哪儿|哪个|哪些|哪家|哪一|哪种|(?<!不)怎么(?!样都)|怎样|如何|为什么|为啥|为何"
-    r"|多少|几点|几号|几个|几天|是否|要不要|能不能|可不可以|会不会|有没有|是不是|该不该|用不用"
+    r"|多少|几点|几号|是否|要不要|能不能|可不可以|会不会|有没有|是不是|该不该|用不用"
     r"|行不行|对不对|好不好|需不需要|还是说"
 )
 _EN_AUX = (
@@ -47,11 +47,13 @@ _EN_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
-    r"如果|假如|假设|假使|要是|万一|倘若|的话|要不要|要不(?!然)|或许|也许|说不定|可能会|考虑(?!到)"
+    r"如果|假如|假设|假使|要是|万一|倘若|的话|要不要|要不(?!然)|或许|也许|说不定|可能会|在考虑|考虑(?:换|改|用|要|是否|一下|下|看看)"
     r"|想想|打算看看|不如|能否|是否应该|是不是应该|在犹豫|犹豫|纠结"
     r"|\b(?:what if|how about|what about|suppose|supposing|imagine|hypothetically|if|maybe"
-    r"|perhaps|might|we could|i could|should we|shall we|thinking about|thinking of"
-    r"|considering|wondering|not sure|unsure|would it be|would be nice|in theory)\b",
+    r"|perhaps|might|we could|i could|should we|shall we|not sure|unsure|would it be"
+    r"|would be nice|in theory"
+    r"|(?:i|we)(?:'m|'re| am| are)?\s+(?:still\s+)?(?:considering|thinking (?:about|of)|wondering)"
+    r"|considering (?:switching|moving|using|changing|replacing|migrating))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(

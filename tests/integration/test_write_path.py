@@ -185,3 +185,43 @@ def test_a_judge_still_decides_a_change(make_store: Any) -> None:
     store.add_memory("关键决策：数据库改用 PostgreSQL，不再使用 MySQL", "key_decision")
     assert asked, "the judge was asked about the change"
     assert store.get(old)["superseded_at"] is None
+
+
+def test_write_path_evaluation_counts_false_supersessions_and_erases_its_users(
+    store: Any, tmp_path: Any
+) -> None:
+    import json
+
+    from memory_pg.errors import InvalidEvalSet
+    from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
+
+    doc = {
+        "cases": [
+            {
+                "id": "wrongly-expected",
+                "kind": "memories",
+                "memories": [
+                    {"text": "数据库使用 PostgreSQL", "type": "key_decision"},
+                    {"text": "数据库改用 MySQL", "type": "key_decision"},
+                ],
+                # Expecting the replaced memory to stay: a miss and a "false" supersession.
+                "expect_current": ["使用 PostgreSQL", "改用 MySQL"],
+            }
+        ]
+    }
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    report = evaluate_write_path(store, load_write_path_set(path), user_prefix="evalw-t")
+    assert report["overall"]["fact_recall"] == 0.5
+    assert report["overall"]["false_supersessions"] == 1
+    assert report["failures"][0]["id"] == "wrongly-expected"
+    assert store.list_memories(user_id="evalw-t-0", include_inactive=True) == []
+
+    bundled = load_write_path_set()
+    assert len(bundled.cases) >= 40
+    assert {c.lang for c in bundled.cases} == {"zh", "en"}
+    assert {c.split for c in bundled.cases} == {"dev", "held_out"}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"cases": [{"id": "x", "kind": "poem"}]}', encoding="utf-8")
+    with pytest.raises(InvalidEvalSet):
+        load_write_path_set(bad)
