@@ -180,7 +180,8 @@ _USE_VERB = re.compile(
 )
 # Where the speaker lives, and moving: a profile fact, not a decision or a project status.
 _RESIDENCE = re.compile(
-    r"^(?:[^，,]*?)(?:我|本人)[^，,]{0,6}?(?:住在|住|家在|搬到|搬去|搬家|移居|定居|常驻)"
+    r"^(?:[^，,]*?)(?:我|本人)[^，,]{0,6}?"
+    r"(?:住在|(?<![记抓忍挡停站顶撑稳守盯])住(?![院宿手口])|家在|搬到|搬去|搬家|移居|定居|常驻)"
     r"|\b(?:i|we)\s+(?:now\s+|still\s+|have\s+|'ve\s+|just\s+)?(?:live|moved|relocated)\b"
     r"|\bi(?:'m| am)\s+(?:now\s+)?(?:living|based|moving)\b|\bmy home is\b",
     re.IGNORECASE,

@@ -194,7 +194,7 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 _RESIDENCE = re.compile(
-    r"住在|住(?!院|宿|手)|家在|搬到|搬去|搬家|移居|定居|常驻|base在"
+    r"住在|(?<![记抓忍挡停站顶撑稳守盯])住(?![院宿手口])|家在|搬到|搬去|搬家|移居|定居|常驻|base在"
     r"|\b(?:live|lives|living|lived|moved|move|relocated|relocating|based|reside|resides)\b",
     re.IGNORECASE,
 )
