@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.elements import TextClause
 
-from memory_pg import lifecycle, pooling, queries, roles
+from memory_pg import _facts, lifecycle, pooling, queries, roles
 from memory_pg._validate import (
     check_importance,
     check_memory_type,
@@ -393,6 +393,12 @@ class StoreCore:
                     [r.memory_type for r in chunk],
                     [r.topic for r in chunk],
                     policy.candidates,
+                    [
+                        lifecycle.change_word_queries(r.text)
+                        if r.memory_type in policy.detect_types
+                        else None
+                        for r in chunk
+                    ],
                 )
                 for c in result:
                     found[start + c["i"]].append(
@@ -545,6 +551,9 @@ class StoreCore:
             picked.add(int(duplicates[0]))
         if row.topic is not None:
             picked.update(j for j in by_topic.get((row.memory_type, row.topic), ()) if live[j])
+        if _facts.is_change(row.text):
+            # A statement of change may replace any earlier row, however dissimilar.
+            picked.update(int(j) for j in np.flatnonzero(eligible))
         screened = np.where(eligible, approx[i, :i], -np.inf)
         near = np.flatnonzero(screened >= screened.max() - _SCREEN_SLACK)
         sims = {int(j): float(np.dot(rows[j].embedding, row.embedding)) for j in near}

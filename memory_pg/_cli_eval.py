@@ -29,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "bundled bilingual set (memory_pg/data/eval_bilingual.json).",
     )
     p.add_argument("file", nargs="?", default=None, help="evaluation set JSON (default: bundled)")
+    p.add_argument(
+        "--write-path",
+        action="store_true",
+        help="measure what gets written instead: fact recall, non-fact precision, "
+        "supersessions made and false ones (FILE: a write-path set; default: the bundled "
+        "memory_pg/data/eval_write_path.json)",
+    )
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.add_argument(
         "--top-k",
@@ -45,6 +52,8 @@ def run_eval(args: argparse.Namespace, ctx: Any) -> int:
 
     if args.file is not None and not os.path.exists(args.file):
         raise InvalidArgument(f"no such evaluation file: {args.file}")
+    if args.write_path:
+        return _run_write_path(args, ctx)
     eval_set = load_eval_set(args.file)
     report = evaluate(ctx.store(), eval_set, top_k=args.top_k)
     if args.json:
@@ -69,4 +78,33 @@ def run_eval(args: argparse.Namespace, ctx: Any) -> int:
         )
     for miss in report["misses"]:
         out.write(f"miss: {miss['question']} expected {miss['expected']} got {miss['got']}\n")
+    return 0
+
+
+def _run_write_path(args: argparse.Namespace, ctx: Any) -> int:
+    from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
+
+    report = evaluate_write_path(ctx.store(), load_write_path_set(args.file))
+    if args.json:
+        ctx.emit(report, True)
+        return 0
+    out = ctx.out
+    out.write(f"{report['name']}: {report['cases']} cases\n")
+    out.write(
+        f"{'':18s}{'cases':>6} {'ok':>4}  fact-recall  non-fact-precision  "
+        "supersessions-made  false-supersessions\n"
+    )
+    rows = [("overall", report["overall"])]
+    rows += [(f"split {k}", v) for k, v in report["by_split"].items()]
+    rows += [(f"lang {k}", v) for k, v in report["by_lang"].items()]
+    for name, fig in rows:
+        recall = "-" if fig["fact_recall"] is None else f"{fig['fact_recall']:.3f}"
+        precision = "-" if fig["non_fact_precision"] is None else f"{fig['non_fact_precision']:.3f}"
+        out.write(
+            f"{name:18s}{fig['cases']:>6} {fig['cases_ok']:>4}  {recall:>11}  {precision:>18}  "
+            f"{fig['supersessions_made']:>10}/{fig['supersessions_expected']:<7}  "
+            f"{fig['false_supersessions']:>19}\n"
+        )
+    for miss in report["failures"]:
+        out.write(f"fail: {miss['id']} ({miss['split']}) current {miss['current']}\n")
     return 0

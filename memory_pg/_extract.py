@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from memory_pg import _facts
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _ROLE_PREFIX = re.compile(
@@ -171,6 +173,19 @@ _TOPIC_OBJECT_EN = re.compile(
 _REASON = re.compile(r"^\s*(?:因为|由于|毕竟|(?:because|since|as)\b)", re.IGNORECASE)
 _CACHE_ROLE = re.compile(r"缓存|(?<![A-Za-z])cach(?:e|ing)(?![A-Za-z])", re.IGNORECASE)
 _STOPWORDS = {"the", "a", "an", "our", "my", "it", "this", "that", "them"}
+_USE_VERB = re.compile(
+    r"用|选|采用|接入|\b(?:use|using|used|chose|choose|chosen|picked|pick|adopt|adopted|go with"
+    r"|going with|went with|settled on|opted for)\b",
+    re.IGNORECASE,
+)
+# Where the speaker lives, and moving: a profile fact, not a decision or a project status.
+_RESIDENCE = re.compile(
+    r"^(?:[^，,]*?)(?:我|本人)[^，,]{0,6}?"
+    r"(?:住在|(?<![记抓忍挡停站顶撑稳守盯])住(?![院宿手口])|家在|搬到|搬去|搬家|移居|定居|常驻)"
+    r"|\b(?:i|we)\s+(?:now\s+|still\s+|have\s+|'ve\s+|just\s+)?(?:live|moved|relocated)\b"
+    r"|\bi(?:'m| am)\s+(?:now\s+)?(?:living|based|moving)\b|\bmy home is\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -187,7 +202,7 @@ class Extraction:
 
     user_profile: list[str] = field(default_factory=list)
     project_status: list[str] = field(default_factory=list)
-    key_decisions: list[tuple[str, str]] = field(default_factory=list)  # (decision, topic)
+    key_decisions: list[tuple[str, str | None]] = field(default_factory=list)  # (text, topic)
     todos: list[str] = field(default_factory=list)
 
 
@@ -255,28 +270,55 @@ def known_topic(text: str) -> str | None:
     return product or _earliest(_ROLE_PATTERNS, text)
 
 
+def product_topics(text: str) -> set[str]:
+    """The topic keys of every product ``text`` names (``{"database", "cache"}``...)."""
+    topics = {topic for topic, pattern in _PRODUCT_PATTERNS if pattern.search(text)}
+    if _GO_LANGUAGE.search(text):
+        topics.add("language")
+    if "database" in topics and _CACHE_ROLE.search(text):
+        topics.discard("database")
+        topics.add("cache")
+    return topics
+
+
+def product_names(topic: str) -> tuple[str, ...]:
+    """The product names the extractor knows for ``topic`` (``database``: MySQL...)."""
+    return next((names for t, names in _PRODUCTS if t == topic), ())
+
+
 def normalize_topic(topic: str) -> str:
     """A stable topic key: lower case, blanks and punctuation as ``_``, at most 40 characters."""
     key = re.sub(r"[^\w+#.]+", "_", topic.strip().lower()).strip("_.")
     return key[:40] or "general"
 
 
-def decision_topic(text: str) -> str:
-    """The topic key of a decision: a known product or role, else its role or object noun."""
-    topic = known_topic(text)
-    if topic:
-        return topic
-    for pattern in (_TOPIC_ROLE_ZH, _TOPIC_ROLE_EN, _TOPIC_OBJECT_ZH, _TOPIC_OBJECT_EN):
+def decision_topic(text: str) -> str | None:
+    """The topic key of a decision: what it chooses, or None when it names no choice.
+
+    A named product gives its kind (``PostgreSQL`` → ``database``); else a role the
+    choice is for (``用飞书做沟通工具`` → ``沟通工具``, ``chose Zustand for state
+    management`` → ``state_management``). A role noun alone gives none: "数据库每天凌晨
+    备份" is not a choice of database, and a shared key would make it replace one.
+    """
+    product = product_topics(text)
+    if product:
+        return known_topic(text) if len(product) > 1 else next(iter(product))
+    if not _USE_VERB.search(text):
+        return None
+    for pattern in (_TOPIC_ROLE_ZH, _TOPIC_ROLE_EN):
         for match in pattern.finditer(text):
             words = [w for w in match.group(1).split() if w.lower() not in _STOPWORDS]
             if words:
-                return normalize_topic(" ".join(words))
-    return "general"
+                role = " ".join(words)
+                return _earliest(_ROLE_PATTERNS, role) or normalize_topic(role)
+    return None
 
 
 def _category(clause: str) -> str | None:
     if _REASON.match(clause):
         return None
+    if _RESIDENCE.search(clause) and not product_topics(clause):
+        return "profile"
     if _DECISION_STRONG.search(clause) or (
         _DECISION_WEAK.search(clause) and known_topic(clause) is not None
     ):
@@ -305,6 +347,16 @@ def _items(sentence: str) -> list[tuple[str, str]]:
             else:
                 pending += clause + separator
             continue
+        if (
+            category == "decision"
+            and items
+            and items[-1][0] == "decision"
+            and decision_topic(clause) is not None
+            and decision_topic(clause) == decision_topic(items[-1][1])
+        ):
+            # "改用 PostgreSQL，不再使用 MySQL": one decision, not two that replace each other.
+            items[-1][1] += clause + separator
+            continue
         text = clause if not items else _LEADING_CONJUNCTION.sub("", clause)
         items.append([category, pending + text + separator])
         pending = ""
@@ -315,10 +367,12 @@ def extract(turns: Iterable[Turn]) -> Extraction:
     """Find profile facts, project status, decisions and todos in the user's turns.
 
     Turns of the assistant or system are skipped: what the assistant says is neither
-    a fact about the user nor the user's decision. Each sentence is split into
-    clauses, each clause falls in the first matching category (decision, todo,
-    status, profile), and a clause that matches none stays with the clause before it
-    (``我在做跨境电商，主要卖家居用品`` is one profile fact).
+    a fact about the user nor the user's decision. So are sentences that state no
+    fact (:func:`memory_pg._facts.non_fact`: questions, requests, hypotheticals,
+    greetings, thanks, acknowledgements); a leading "好的，" or "thanks," is cut off.
+    Each sentence is split into clauses, each clause falls in the first matching
+    category (decision, todo, status, profile), and a clause that matches none stays
+    with the clause before it (``我在做跨境电商，主要卖家居用品`` is one profile fact).
     """
     found = Extraction()
     seen: set[tuple[str, str]] = set()
@@ -326,6 +380,9 @@ def extract(turns: Iterable[Turn]) -> Extraction:
         if not is_user(turn):
             continue
         for sentence in split_sentences(turn.text):
+            sentence = _facts.strip_pleasantries(sentence)
+            if _facts.non_fact(sentence) is not None:
+                continue  # a question, request, hypothetical or pleasantry is no fact
             for category, text in _items(sentence):
                 key = (category, " ".join(text.split()).casefold())
                 if key in seen:
@@ -351,6 +408,8 @@ __all__ = [
     "is_user",
     "known_topic",
     "normalize_topic",
+    "product_names",
+    "product_topics",
     "split_sentences",
     "to_turn",
 ]

@@ -17,6 +17,7 @@ from memory_pg._extract import (
     normalize_topic,
     to_turn,
 )
+from memory_pg._facts import non_fact
 from memory_pg._json_repair import parse_llm_json
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument, LLMResponseUnparseable
@@ -40,10 +41,11 @@ IMPORTANCE: dict[str, float] = {
 
 class KeyDecision(TypedDict):
     """A decision and its topic key (``database``, ``payment``...): a later decision on the
-    same topic supersedes this one."""
+    same topic supersedes this one. The offline extractor gives None when the decision
+    names no choice ("数据库每天凌晨备份"): it then replaces only what it states a change of."""
 
     decision: str
-    topic: str
+    topic: str | None
 
 
 class _CompactionFields(TypedDict):
@@ -99,8 +101,16 @@ English key: database, language, framework, frontend, backend, hosting, payment,
   "todos": ["what is still to be done, with its deadline when one was given"]
 }
 Rules:
-- Use only what the user said or accepted; the assistant's words are not facts about the user.
-- One decision per topic: when the user changed their mind (switched, replaced), keep the latest.
+- Use only what the user said or accepted; the assistant's words and suggestions are not facts \
+about the user.
+- Only facts. Never store a question ("Which database did we decide to use?", "Where do I \
+live?"), a request to the assistant, a hypothetical or an idea being weighed ("what if we used \
+MongoDB?", "maybe we should..."), a greeting, thanks or an acknowledgement ("ok", "got it").
+- A question is not a decision and not a todo: "Do I need to finish X?" is not a todo.
+- One decision per topic: when the user changed their mind (switched, replaced, no longer), keep \
+the latest, and say what it replaced ("Switched the frontend from React to Svelte").
+- The topic names what the decision chooses (database = which database); another decision about \
+the same thing gets its own key ("database_backup" for "back up the database nightly").
 - Each item is a short self-contained sentence in the language of the dialogue.
 - Use [] for a key with nothing to report. Do not invent anything.
 
@@ -118,8 +128,15 @@ language、framework、frontend、backend、hosting、payment、llm"}],
   "todos": ["还要做的事，有截止时间的写上截止时间"]
 }
 规则：
-- 只采用用户说过或认可的内容；助手说的话不是关于用户的事实。
-- 每个主题只保留一个决定：用户改变主意时（改用、换成、切换到），只保留最新的决定。
+- 只采用用户说过或认可的内容；助手说的话和建议不是关于用户的事实。
+- 只记录事实。不要记录提问（“我们决定用哪个数据库？”“我住在哪里？”）、对助手的请求、\
+假设或还在考虑的想法（“要不要换成 MongoDB 呢？”“如果用 X 会怎样”）、\
+问候、感谢或“好的”“收到”之类的应答。
+- 提问不是决定也不是待办：“我是不是还要完成支付模块？”不是待办。
+- 每个主题只保留一个决定：用户改变主意时（改用、换成、切换到、不再使用），只保留最新的决定，\
+并写明替换了什么（“数据库改用 PostgreSQL，不再使用 MySQL”）。
+- topic 表示这个决定选的是什么（database 表示选哪个数据库）；同一事物的其他决定用自己的键\
+（“数据库每天凌晨备份”用 database_backup）。
 - 每一项用对话所用的语言写成简短、独立的一句话。
 - 没有内容的键用 []。不要编造。
 
@@ -171,7 +188,7 @@ def _strings(value: object, depth: int = 0) -> list[str]:
     return []
 
 
-def _topic(raw: object, decision: str) -> str:
+def _topic(raw: object, decision: str) -> str | None:
     if isinstance(raw, str) and raw.strip():
         key = normalize_topic(raw)
         return known_topic(key.replace("_", " ")) or key
@@ -213,11 +230,23 @@ def result_from_reply(reply: str) -> CompactionResult:
             f"the LLM reply is JSON but has none of the expected keys ({len(data)} other keys)"
         )
     return {
-        "user_profile": _strings(picked["user_profile"]),
-        "project_status": _strings(picked["project_status"]),
-        "key_decisions": _decisions(picked["key_decisions"]),
-        "todos": _strings(picked["todos"]),
+        "user_profile": _facts_only(_strings(picked["user_profile"])),
+        "project_status": _facts_only(_strings(picked["project_status"])),
+        "key_decisions": [
+            d for d in _decisions(picked["key_decisions"]) if _is_fact(d["decision"])
+        ],
+        "todos": _facts_only(_strings(picked["todos"])),
     }
+
+
+def _is_fact(text: str) -> bool:
+    # A model told not to sometimes still returns "Which database did we pick?" as a
+    # decision: a question or a bare "ok" is dropped whatever the model says.
+    return non_fact(text) not in ("question", "pleasantry")
+
+
+def _facts_only(texts: list[str]) -> list[str]:
+    return [t for t in texts if _is_fact(t)]
 
 
 def _from_extraction(found: Extraction) -> CompactionResult:
@@ -244,11 +273,13 @@ def merge_results(results: Iterable[CompactionResult]) -> CompactionResult:
     """Merge batch results in dialogue order: lists concatenated without duplicates, and one
     decision per topic, the latest (a later "switched to X" supersedes an earlier choice)."""
     results = list(results)
-    latest: dict[str, KeyDecision] = {}
+    latest: dict[str | tuple[str], KeyDecision] = {}
     for result in results:
         for decision in result["key_decisions"]:
-            latest.pop(decision["topic"], None)  # re-insert: keep the order of the latest
-            latest[decision["topic"]] = decision
+            # A decision with no topic is keyed by its own text: it replaces no other.
+            key = decision["topic"] or (" ".join(decision["decision"].split()).casefold(),)
+            latest.pop(key, None)  # re-insert: keep the order of the latest
+            latest[key] = decision
     merged: CompactionResult = {
         "user_profile": _dedupe(t for r in results for t in r["user_profile"]),
         "project_status": _dedupe(t for r in results for t in r["project_status"]),

@@ -52,7 +52,8 @@ from sqlalchemy import delete as sa_delete
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from memory_pg._segment import segment
+from memory_pg import _facts
+from memory_pg._segment import query_terms, segment
 from memory_pg.config import ForgetPolicy, SupersedePolicy
 from memory_pg.queries import Bound, array_param, unnest_rows, vector_array
 from memory_pg.roles import require_every_user
@@ -164,7 +165,8 @@ class Decision:
         action: ``add`` (store it), ``supersede`` (store it, mark ``targets`` as
             replaced by it) or ``merge`` (store nothing: it repeats ``targets[0]``).
         targets: the current memories concerned.
-        reason: ``new``, ``topic``, ``similar``, ``judge``, ``duplicate`` or ``near_duplicate``.
+        reason: ``new``, ``topic``, ``change``, ``similar``, ``judge``, ``duplicate`` or
+            ``near_duplicate``.
         similarity: cosine similarity to the first target.
         topic: the topic key the new memory should carry (inherited when detected).
     """
@@ -248,10 +250,14 @@ def decide(
     """Decide whether a new memory is added, replaces current ones, or repeats one.
 
     Rules, first match wins: the same text → merge (``duplicate``); similarity at or
-    above ``merge_threshold`` → merge (``near_duplicate``); the same topic key →
-    supersede (``topic``); for ``detect_types``, the nearest memory, if similar
-    enough, is confirmed by ``judge`` (CONTRADICTS → supersede, SAME → merge), or,
-    with no judge, replaced from ``detect_threshold`` on (``similar``).
+    above ``merge_threshold`` → merge (``near_duplicate``); a question or other
+    non-fact (:func:`memory_pg._facts.non_fact`) → add, replacing nothing; the same
+    topic key → supersede (``topic``); for ``detect_types``: an explicit statement of
+    change about what a current memory says (:func:`memory_pg._facts.change_applies`)
+    → supersede it (``change``), or, with a ``judge``, supersede what the judge calls
+    contradicted; then the nearest memory, if similar enough, is confirmed by
+    ``judge`` (CONTRADICTS → supersede, SAME → merge), or, with no judge, replaced
+    from ``detect_threshold`` on (``similar``).
     """
     if not policy.enabled or not candidates:
         return Decision("add", topic=topic)
@@ -267,11 +273,19 @@ def decide(
         and _numbers(new_text) == _numbers(nearest.text)
     ):
         return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
+    if _facts.non_fact(new_text) is not None:
+        return Decision("add", topic=topic)  # a question never replaces anything
     same_topic = tuple(dict.fromkeys(c.id for c in candidates if c.same_topic))
     if same_topic:
         return Decision("supersede", same_topic, "topic", None, topic)
     if memory_type not in policy.detect_types:
         return Decision("add", topic=topic)
+    changed = _changed(new_text, candidates, judge)
+    if changed:
+        inherit = topic if topic is not None else changed[0].topic
+        reason = "change" if judge is None else "judge"
+        targets = tuple(dict.fromkeys(c.id for c in changed))
+        return Decision("supersede", targets, reason, changed[0].similarity, inherit)
     inherit = topic if topic is not None else nearest.topic
     if judge is not None:
         if nearest.similarity < policy.judge_threshold:
@@ -280,9 +294,43 @@ def decide(
         if verdict == "add":
             return Decision("add", topic=topic)
         return Decision(verdict, (nearest.id,), "judge", nearest.similarity, inherit)
-    if nearest.similarity >= policy.detect_threshold and overlap >= policy.detect_min_overlap:
+    if (
+        nearest.similarity >= policy.detect_threshold
+        and overlap >= policy.detect_min_overlap
+        # "第3个需求" and "第4个需求" are two facts, not one changed: when unsure, keep both.
+        and _numbers(new_text) == _numbers(nearest.text)
+        # "数据库使用 PostgreSQL" / "数据库使用 Redis 做缓存": products of two kinds, two facts.
+        and not _facts.different_kinds(new_text, nearest.text)
+    ):
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)
+
+
+def _changed(
+    new_text: str, candidates: Sequence[Candidate], judge: Judge | None
+) -> list[Candidate]:
+    """The candidates an explicit statement of change replaces, in candidate order.
+
+    Without a judge, the rules decide (:func:`memory_pg._facts.change_applies`); with
+    one, each candidate the rules point at is put to the judge, and only those it
+    calls contradicted are replaced (the vector cannot find them: a model that
+    cannot read Chinese gives meaningless similarities).
+    """
+    if not _facts.is_change(new_text):
+        return []
+    seen: set[uuid.UUID] = set()
+    found: list[Candidate] = []
+    for cand in candidates:
+        if cand.id in seen or not _facts.change_applies(new_text, cand.text):
+            continue
+        seen.add(cand.id)
+        if judge is None or ask_judge(judge, cand.text, new_text) == "supersede":
+            found.append(cand)
+    return found
+
+
+#: Current memories sharing words with a statement of change, compared with it.
+CHANGE_CANDIDATES = 20
 
 
 def candidates_statement(
@@ -291,16 +339,38 @@ def candidates_statement(
     memory_types: Sequence[str],
     topics: Sequence[str | None],
     k: int,
+    word_queries: Sequence[tuple[str, str] | None] | None = None,
 ) -> TextClause:
-    """Current memories near each new one (and those sharing its topic), in one statement."""
+    """Current memories near each new one (and those sharing its topic), in one statement.
+
+    ``word_queries`` (one per new memory, or None) are the English and Chinese
+    tsquery texts of a statement of change (:func:`change_word_queries`): its
+    candidates also include up to :data:`CHANGE_CANDIDATES` memories sharing its words.
+    """
+    queries_ = list(word_queries) if word_queries is not None else [None] * len(vectors)
     return text(sql_blocks()["insert_candidates"]).bindparams(
         idx=list(range(len(vectors))),
         vecs=vector_array(vectors),
         types=list(memory_types),
         topics=list(topics),
+        tq_en=[q[0] if q else None for q in queries_],
+        tq_zh=[q[1] if q else None for q in queries_],
         user_id=user_id,
         k=k,
+        k_words=CHANGE_CANDIDATES,
     )
+
+
+def change_word_queries(new_text: str) -> tuple[str, str] | None:
+    """The tsquery texts (English, Chinese) that find what a statement of change may
+    replace, or None when ``new_text`` states no change. The words of the statement,
+    the other products of the kinds it names, and for a move the words of living."""
+    if not _facts.is_change(new_text):
+        return None
+    english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
+    if not english and not chinese:
+        return None
+    return english, chinese
 
 
 def mark_superseded(user_id: str, targets: Sequence[uuid.UUID], by: uuid.UUID) -> Update:

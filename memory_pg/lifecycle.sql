@@ -7,8 +7,9 @@
 SELECT q.i, c.id, c.topic, c.text, c.content_hash, c.similarity, c.same_topic
 FROM unnest(
         CAST(:idx AS int[]), CAST(:vecs AS vector[]),
-        CAST(:types AS text[]), CAST(:topics AS text[])
-     ) AS q(i, v, memory_type, topic)
+        CAST(:types AS text[]), CAST(:topics AS text[]),
+        CAST(:tq_en AS text[]), CAST(:tq_zh AS text[])
+     ) AS q(i, v, memory_type, topic, tq_en, tq_zh)
 CROSS JOIN LATERAL (
     (SELECT m.id, m.topic, m.text, m.content_hash,
             1 - (m.embedding <=> q.v) AS similarity, true AS same_topic
@@ -24,6 +25,21 @@ CROSS JOIN LATERAL (
         AND m.superseded_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
       ORDER BY m.embedding <=> q.v
       LIMIT :k)
+    UNION ALL
+    -- A statement of change (q.tq_en/q.tq_zh given) also meets the memories that share
+    -- its words: a vector that cannot read the text (Chinese with an English model)
+    -- would not bring them.
+    (SELECT m.id, m.topic, m.text, m.content_hash,
+            1 - (m.embedding <=> q.v) AS similarity, false AS same_topic
+       FROM memory_pg_memories m,
+            LATERAL (SELECT to_tsquery('english', q.tq_en) || to_tsquery('simple', q.tq_zh)
+                     AS tsq) AS w
+      WHERE q.tq_en IS NOT NULL
+        AND m.user_id = :user_id AND m.memory_type = q.memory_type
+        AND m.superseded_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
+        AND m.search_tsv @@ w.tsq
+      ORDER BY ts_rank(m.search_tsv, w.tsq) DESC, m.created_at DESC
+      LIMIT :k_words)
 ) AS c
 
 -- name: reembed_column_exists

@@ -157,3 +157,55 @@ def test_every_command_option_has_an_environment_fallback(db_url):
     assert found[0]["id"] == memory_id
     assert (found[0]["memory_type"], found[0]["topic"]) == ("todo", "report")
     assert found[0]["importance"] == pytest.approx(0.9)
+
+
+def test_eval_write_path_reports_the_four_figures(db_url, tmp_path):
+    cases = {
+        "name": "tiny",
+        "cases": [
+            {
+                "id": "seed",
+                "lang": "zh",
+                "split": "dev",
+                "kind": "memories",
+                "memories": [
+                    {"text": "关键决策：数据库使用 MySQL", "type": "key_decision"},
+                    {
+                        "text": "关键决策：数据库改用 PostgreSQL，不再使用 MySQL",
+                        "type": "key_decision",
+                    },
+                ],
+                "expect_current": ["改用 PostgreSQL"],
+                "expect_superseded": ["数据库使用 MySQL"],
+            },
+            {
+                "id": "question",
+                "lang": "en",
+                "split": "held_out",
+                "kind": "dialogue",
+                "sessions": [
+                    ["user: We decided to use PostgreSQL as the database."],
+                    ["user: Which database did we decide to use?", "assistant: PostgreSQL."],
+                ],
+                "expect_current": ["PostgreSQL as the database"],
+                "expect_absent": ["Which database"],
+            },
+        ],
+    }
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    report = json.loads(run(["eval", "--write-path", str(path), "--json"], env).stdout)
+    assert report["overall"] == {
+        "cases": 2,
+        "cases_ok": 2,
+        "fact_recall": 1.0,
+        "non_fact_precision": 1.0,
+        "non_facts_stored": 0,
+        "supersessions_expected": 1,
+        "supersessions_made": 1,
+        "false_supersessions": 0,
+    }
+    assert set(report["by_split"]) == {"dev", "held_out"}
+    text = run(["eval", "--write-path", str(path)], env).stdout
+    assert "fact-recall" in text and "false-supersessions" in text

@@ -23,6 +23,11 @@ TEXTS = [
     "note about item 4",
     "我喜欢猫",
     "我讨厌狗",
+    "数据库使用 MySQL",
+    "数据库改用 PostgreSQL，不再使用 MySQL",
+    "We switched the frontend from React to Svelte",
+    "Our frontend uses React",
+    "Which database did we decide to use?",
 ]
 
 

@@ -14,6 +14,7 @@ from memory_pg.compaction import (
     CompactedMemory,
     MemoryCompactor,
     build_prompt,
+    result_from_reply,
 )
 from memory_pg.config import LLMSettings
 from memory_pg.errors import LLMError, LLMResponseUnparseable
@@ -424,3 +425,61 @@ def test_async_compactor_keeps_raw_text_on_failure() -> None:
 def test_max_batch_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_batch"):
         MemoryCompactor(max_batch=0)
+
+
+def test_llm_prompt_says_only_facts_and_questions_in_a_reply_are_dropped() -> None:
+    for dialogue in (
+        ["user: Which database did we decide to use?"],
+        ["user: 要不要换成 MongoDB 呢？"],
+    ):
+        prompt = build_prompt(dialogue)
+        assert ("Never store a question" in prompt) or ("不要记录提问" in prompt)
+    reply = (
+        '{"user_profile": ["Where do I live?", "Lives in Berlin"], "project_status": [],'
+        ' "key_decisions": [{"decision": "Which database did we decide to use?",'
+        ' "topic": "database"}, {"decision": "Use PostgreSQL", "topic": "database"}],'
+        ' "todos": ["Do I need to finish the payment module?", "好的"]}'
+    )
+    result = result_from_reply(reply)
+    assert result["user_profile"] == ["Lives in Berlin"]
+    assert result["key_decisions"] == [{"decision": "Use PostgreSQL", "topic": "database"}]
+    assert result["todos"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which database did we decide to use?",
+        "Do I need to finish the payment module",
+        "Where do I live?",
+        "要不要换成 MongoDB 呢？",
+        "what if we used MongoDB?",
+        "我们在考虑换成 MongoDB",
+        "帮我写一个函数",
+        "Could you summarize this?",
+        "你好！",
+        "Thanks, got it",
+    ],
+)
+def test_offline_extractor_stores_no_non_fact(text: str) -> None:
+    result = MemoryCompactor().compact([text])
+    assert not any(result[k] for k in ("user_profile", "project_status", "key_decisions", "todos"))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "fragment"),
+    [
+        ("我已经搬到上海了", "user_profile", "上海"),
+        ("I moved to Munich last month", "user_profile", "Munich"),
+        ("数据库改用 PostgreSQL，不再使用 MySQL", "key_decisions", "PostgreSQL"),
+        ("We switched from React to Svelte", "key_decisions", "Svelte"),
+        ("好的，我们就用 PostgreSQL 吧", "key_decisions", "PostgreSQL"),
+        ("请记住我是素食者", "user_profile", "素食者"),
+    ],
+)
+def test_offline_extractor_reads_changes_and_negations(text: str, kind: str, fragment: str) -> None:
+    result = MemoryCompactor().compact([text])
+    items = result[kind]  # type: ignore[literal-required]
+    texts = [i["decision"] if isinstance(i, dict) else i for i in items]
+    assert any(fragment in t for t in texts)
+    assert not any(t.startswith("好的") for t in texts)

@@ -1,0 +1,400 @@
+"""Is a sentence a fact, and does it state a change? Rules for Chinese and English, no LLM.
+
+Two questions the write path asks of a text before it becomes, or replaces, a memory:
+
+- :func:`non_fact` — a question, request, hypothetical, greeting, thanks or
+  acknowledgement is not a fact ("要不要换成 MongoDB 呢？", "what if we used X?",
+  "Which database did we decide to use?"): it is not remembered and it never
+  replaces anything.
+- :func:`change_applies` — an explicit statement of change (改用, 换成, 不再,
+  已经搬到, 改成; switched to/from, instead of, no longer, moved to, replaced X
+  with Y) replaces a current memory about the same subject. The rules lean to
+  "keep both": a wrong replacement loses a fact, a missed one leaves one too many.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_pg import _extract
+from memory_pg._segment import segment
+
+# -- non-facts ------------------------------------------------------------------------
+
+_TRIM = " \t\r\n。.！!；;，,、~～…"
+_QUESTION_MARK = re.compile(r"[?？]\s*[\"'”’)）]*\s*$")
+_ZH_QUESTION = re.compile(
+    r"(?:吗|么|呢)\s*[。！!~～]*\s*$"
+    r"|什么|啥|哪里|哪儿|哪个|哪些|哪家|哪一|哪种|(?<!不)怎么(?!样都)|怎样|如何|为什么|为啥|为何"
+    r"|多少|几点|几号|是否|要不要|能不能|可不可以|会不会|有没有|是不是|该不该|用不用"
+    r"|行不行|对不对|好不好|需不需要|还是说"
+)
+_EN_AUX = (
+    r"do|does|did|is|are|was|were|am|can|could|should|would|will|shall|may|might|have|has|had"
+    r"|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|couldn't|can't|haven't|hasn't"
+)
+_EN_QUESTION = re.compile(
+    r"^(?:(?:so|and|but|also|ok|okay|well)[,\s]+)?(?:"
+    r"(?:what|which|where|when|who|whom|whose|why|how)(?:'s|\s+(?:"
+    + _EN_AUX
+    + r"|\w+\s+(?:"
+    + _EN_AUX
+    + r")))\b"
+    r"|(?:" + _EN_AUX + r")\s+(?:i|we|you|they|he|she|it|there|the|this|that|my|our|your|anyone)\b"
+    r")",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"如果|假如|假设|假使|要是|万一|倘若|的话|要不要|要不(?!然)|或许|也许|说不定|可能会|在考虑|考虑(?:换|改|用|要|是否|一下|下|看看)"
+    r"|想想|打算看看|不如|能否|是否应该|是不是应该|在犹豫|犹豫|纠结"
+    r"|\b(?:what if|how about|what about|suppose|supposing|imagine|hypothetically|if|maybe"
+    r"|perhaps|might|we could|i could|should we|shall we|not sure|unsure|would it be"
+    r"|would be nice|in theory"
+    r"|(?:i|we)(?:'m|'re| am| are)?\s+(?:still\s+)?(?:considering|thinking (?:about|of)|wondering)"
+    r"|considering (?:switching|moving|using|changing|replacing|migrating))\b",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^(?:请你|请帮|请给|请问|麻烦|帮我|帮忙|给我|告诉我|你能|你可以|你帮|能帮|可以帮|写一个|写个|解释|翻译"
+    r"|总结一下|查一下|搜一下|搜索一下|推荐|介绍一下|列出|生成"
+    r"|(?:please\s+)?(?:can|could|would|will)\s+you\b|please\b(?!\s+remember)|pls\b|help me\b"
+    r"|tell me\b|show me\b|give me\b|explain\b|summari[sz]e\b|translate\b|write me\b"
+    r"|write an?\b|list\b|recommend\b|suggest\b|let me know\b|look up\b|search for\b)",
+    re.IGNORECASE,
+)
+_PLEASANTRY = (
+    r"hi|hello|hey|hiya|good (?:morning|afternoon|evening|night)|thanks(?: a lot)?|thank you"
+    r"(?: so much| very much)?|thx|ty|cheers|ok|okay|k|cool|great|nice|sure|got it|gotcha"
+    r"|sounds good|perfect|awesome|alright|all right|right|bye|goodbye|see you|yes|yeah|yep|no"
+    r"|nope|understood|noted|lol|haha|wow|oh|ah|hmm|indeed|exactly|agreed|fine"
+    r"|你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢你?|谢了|多谢|感谢|辛苦了|好的|好吧"
+    r"|好滴|好嘞|好|行|行吧|可以|嗯+|恩|明白了?|知道了|了解|收到|没问题|拜拜|再见|对|对的|是的|不是"
+    r"|不用了?|哦+|噢|啊|哈+|太好了|不错|棒|厉害|ok了"
+)
+_PLEASANTRY_ONLY = re.compile(
+    r"^(?:(?:" + _PLEASANTRY + r")(?![A-Za-z])[\s,，!！.。~～、]*)+$", re.IGNORECASE
+)
+_LEADING_PLEASANTRY = re.compile(
+    r"^(?:(?:" + _PLEASANTRY + r")(?![A-Za-z])\s*[,，!！.。~～、]+\s*)+", re.IGNORECASE
+)
+# "Remember that I'm vegetarian" / "记住我是素食者" is a fact asked to be kept, not a request.
+_REMEMBER = re.compile(
+    r"^(?:(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that\b|\s*[:：])\s*"
+    r"|(?:请)?(?:记住|记一下|记下|记着|备注)[:：,，]?\s*)",
+    re.IGNORECASE,
+)
+
+
+def strip_pleasantries(sentence: str) -> str:
+    """``sentence`` without a leading greeting, thanks or acknowledgement ("好的，我们用 X")
+    and without a leading "remember that" / "记住" (what follows is the fact)."""
+    text = _LEADING_PLEASANTRY.sub("", sentence.strip())
+    return _REMEMBER.sub("", text).strip()
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks something (a question mark, a question word, or an English
+    question's word order)."""
+    body = text.strip()
+    if _QUESTION_MARK.search(body):
+        return True
+    core = body.strip(_TRIM)
+    return bool(_ZH_QUESTION.search(core) or _EN_QUESTION.match(core))
+
+
+def non_fact(text: str) -> str | None:
+    """Why ``text`` is not a fact to remember, or None when it may be one.
+
+    Returns ``"question"``, ``"hypothetical"``, ``"request"`` or ``"pleasantry"``
+    (greetings, thanks, acknowledgements).
+
+    Example:
+        >>> non_fact("要不要换成 MongoDB 呢？")
+        'question'
+        >>> non_fact("数据库改用 PostgreSQL，不再使用 MySQL") is None
+        True
+    """
+    body = text.strip()
+    if not body.strip(_TRIM) or _PLEASANTRY_ONLY.match(body.strip()):
+        return "pleasantry"
+    body = strip_pleasantries(body)
+    if not body.strip(_TRIM):
+        return "pleasantry"
+    if is_question(body):
+        return "question"
+    if _HYPOTHETICAL.search(body):
+        return "hypothetical"
+    if _REQUEST.match(body.strip(_TRIM)):
+        return "request"
+    return None
+
+
+# -- changes ------------------------------------------------------------------------
+
+# An object: a Latin name (with dots, digits, "+", "#": Next.js, C++, gpt-4o, two
+# capitalised words), or a short run of Chinese up to a particle or punctuation.
+_OBJ = (
+    r"([A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
+    r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)]))"
+)
+_ZH_VERB_NEW = (
+    r"(?:改用|换成|换用|改成|改为|改到|改在|换到|切换到|切换成|切到|迁移到|迁到|转到|转用"
+    r"|替换成|替换为)"
+)
+_ZH_MOVE = r"(?:搬到|搬去|搬家到|搬回|移居到?|定居到?)"
+_CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # old → new: 把 X 换成 Y / 从 X 换成 Y / 由 X 改为 Y
+    ("old_new", re.compile(r"(?:把|从|由|将)\s*" + _OBJ + r"\s*" + _ZH_VERB_NEW + r"\s*" + _OBJ)),
+    ("old_new", re.compile(r"(?:从|由)\s*" + _OBJ + r"\s*" + _ZH_MOVE + r"\s*" + _OBJ)),
+    ("subject_new", re.compile(r"(^|.*?)\s*" + _ZH_VERB_NEW + r"\s*" + _OBJ)),
+    ("move", re.compile(r"(^|.*?)\s*" + _ZH_MOVE + r"\s*" + _OBJ)),
+    ("old", re.compile(r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝)?\s*" + _OBJ)),
+    ("old", re.compile(r"(?:而不是|而非|取代了?|替代了?)\s*(?:用|使用)?\s*" + _OBJ)),
+    (
+        "old_new",
+        re.compile(
+            r"\b(?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)|migrat(?:e|ed|ing)"
+            r"|went|port(?:ed|ing)?|transition(?:ed|ing)?)(?:\s+\w+){0,3}?\s+from\s+"
+            + _OBJ
+            + r"\s+(?:over\s+)?to\s+"
+            + _OBJ,
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "new_old",
+        re.compile(r"\breplac(?:e|ed|ing)\s+" + _OBJ + r"\s+with\s+" + _OBJ, re.IGNORECASE),
+    ),
+    (
+        "subject_new",
+        re.compile(
+            r"(^|.*?)\b(?:switch(?:ed|ing)?|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|mov(?:e|ed|ing)"
+            r"|transition(?:ed|ing)?)(?:\s+(?:it|over|everything|them))?\s+to\s+(?:the\s+)?" + _OBJ,
+            re.IGNORECASE,
+        ),
+    ),
+    ("new_old_en", re.compile(r"([A-Za-z][\w.+#-]*)\s+instead\s+of\s+" + _OBJ, re.IGNORECASE)),
+    (
+        "old",
+        re.compile(
+            r"\b(?:no longer|not anymore|don't|do not|doesn't|does not)\s+(?:use|uses|using"
+            r"|live in|living in|work at|work for|like|prefer|run on|deploy to)\s+(?:the\s+)?"
+            + _OBJ,
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "old",
+        re.compile(
+            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:using\s+)?(?:the\s+)?" + _OBJ,
+            re.IGNORECASE,
+        ),
+    ),
+)
+_RESIDENCE = re.compile(
+    r"住在|(?<![记抓忍挡停站顶撑稳守盯])住(?![院宿手口])|家在|搬到|搬去|搬家|移居|定居|常驻|base在"
+    r"|\b(?:live|lives|living|lived|moved|move|relocated|relocating|based|reside|resides)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"我|本人|\b(?:i|i'm|i've|my|me)\b", re.IGNORECASE)
+_SUBJECT_NOISE = re.compile(
+    r"关键决策|决策|决定|我们|我|已经|现在|目前|后来|最终|最后|打算|准备|统一|全部|都|也|就|又|再"
+    r"|[:：,，。]|\b(?:we|i|they|have|has|had|now|already|finally|just|decided|to|the|our|my)\b",
+    re.IGNORECASE,
+)
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "weekday",
+        re.compile(
+            r"周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]"
+            r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "clock",
+        re.compile(r"\d{1,2}[:：]\d{2}|\d{1,2}\s*(?:点|am|pm)|[上下]午|中午|晚上|早上", re.I),
+    ),
+    (
+        "date",
+        re.compile(
+            r"\d{1,2}\s*月|\d{1,2}\s*[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
+            re.I,
+        ),
+    ),
+    ("number", re.compile(r"\d")),
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a statement of change says.
+
+    Attributes:
+        subject: the words before the change verb ("数据库" in "数据库改用 PostgreSQL").
+        new: what it is now ("" for a pure negation: "不再使用 MySQL").
+        old: what it no longer is.
+        residence: a change of where the speaker lives ("我已经搬到上海了").
+    """
+
+    subject: str
+    new: str
+    old: tuple[str, ...]
+    residence: bool = False
+
+
+@lru_cache(maxsize=1024)
+def parse_change(text: str) -> Change | None:
+    """The change ``text`` states, or None when it states none (or is not a fact).
+
+    Example:
+        >>> parse_change("数据库改用 PostgreSQL，不再使用 MySQL")
+        Change(subject='数据库', new='PostgreSQL', old=('MySQL',), residence=False)
+    """
+    if non_fact(text) is not None:
+        return None
+    subject, new, old = "", "", []
+    found = False
+    for kind, pattern in _CHANGE_PATTERNS:
+        for match in pattern.finditer(text):
+            found = True
+            groups = [g.strip() for g in match.groups()]
+            if kind == "old_new":
+                old.append(groups[0])
+                new = new or groups[1]
+            elif kind in ("new_old", "new_old_en"):
+                old.append(groups[1] if kind == "new_old_en" else groups[0])
+                new = new or (groups[0] if kind == "new_old_en" else groups[1])
+            elif kind in ("subject_new", "move"):
+                if new:
+                    continue  # "把 X 换成 Y" already read as old → new
+                subject = subject or _subject(groups[0])
+                new = new or groups[1]
+            else:
+                old.append(groups[0])
+    if not found:
+        return None
+    old_kept = tuple(dict.fromkeys(o for o in old if o and o.casefold() != new.casefold()))
+    residence = (
+        _FIRST_PERSON.search(text) is not None
+        and _RESIDENCE.search(text) is not None
+        and not _extract.product_topics(text)
+    )
+    return Change(subject, new, old_kept, residence)
+
+
+def _subject(raw: str) -> str:
+    # The last clause before the verb names the subject: "我们讨论了很久，数据库改用 X".
+    clause = re.split(r"[，,。；;]", raw)[-1]
+    return _SUBJECT_NOISE.sub(" ", clause).strip()
+
+
+def _words(text: str) -> set[str]:
+    seg = segment(text)
+    return set(seg.words) | set(seg.cjk)
+
+
+def _mentions(text: str, name: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", name):
+        return name in text
+    return re.search(r"(?<![\w.+#-])" + re.escape(name) + r"(?![\w+#])", text, re.I) is not None
+
+
+def _kind(value: str) -> str | None:
+    for kind, pattern in _KINDS:
+        if pattern.search(value):
+            return kind
+    if re.fullmatch(r"[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*", value.strip()):
+        return "name"
+    return None
+
+
+def _topics_of(names: tuple[str, ...], context: str) -> set[str]:
+    """The kinds of the products named, read in ``context`` (Redis as a cache is a cache)."""
+    topics: set[str] = set()
+    for name in names:
+        topics |= _extract.product_topics(name) if name else set()
+    in_context = _extract.product_topics(context)
+    if "database" in topics and "cache" in in_context and "database" not in in_context:
+        topics = (topics - {"database"}) | {"cache"}
+    return topics
+
+
+def change_applies(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` states a change that replaces ``old_text`` (same user and type).
+
+    It does when the change names what ``old_text`` said (``不再使用 MySQL`` /
+    ``数据库使用 MySQL``); when its new value is a product of the kind ``old_text``
+    names (``改用 PostgreSQL`` / ``使用 MySQL``); when both say where the speaker
+    lives; or when both are about the same subject words and give a value of the
+    same kind (``周会改成周三`` / ``周会在周二``). It does not when ``old_text``
+    also names products of other kinds (it holds more than this fact), nor for a
+    different fact about the same subject (``数据库每天凌晨备份``).
+
+    Example:
+        >>> change_applies("数据库改用 PostgreSQL", "数据库每天凌晨备份")
+        False
+    """
+    change = parse_change(new_text)
+    if change is None or non_fact(old_text) is not None:
+        return False
+    new_topics = _topics_of((change.new, *change.old), new_text)
+    old_topics = _extract.product_topics(old_text)
+    if new_topics and old_topics - new_topics:
+        return False  # the old memory holds facts of other kinds too: keep it
+    if any(_mentions(old_text, name) for name in change.old):
+        return True
+    if new_topics and old_topics & new_topics:
+        return True
+    if change.residence:
+        return bool(_RESIDENCE.search(old_text)) and bool(_FIRST_PERSON.search(old_text))
+    if new_topics or _extract.known_topic(change.subject) is not None or not change.subject:
+        return False  # a role noun alone ("数据库") is shared by different facts
+    subject_words = _words(change.subject)
+    if not subject_words or not subject_words <= _words(old_text):
+        return False
+    kind = _kind(change.new)
+    return kind is not None and kind == _kind(old_text.replace(change.subject, " "))
+
+
+def change_words(text: str) -> list[str]:
+    """Words a memory replaced by the change in ``text`` may hold instead of its own:
+    the products of the kinds it names ("使用 MySQL" for "改用 PostgreSQL") and, for
+    a move, the words of living somewhere ("我住在北京" for "我已经搬到上海了")."""
+    change = parse_change(text)
+    if change is None:
+        return []
+    words: list[str] = []
+    for topic in _extract.product_topics(text):
+        words.extend(_extract.product_names(topic))
+    if change.residence:
+        words.extend(("住", "住在", "家在", "live", "lives", "living", "based", "moved"))
+    return words
+
+
+def different_kinds(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` both name products, of no common kind (a database and
+    a cache): two facts, however alike the rest of their words."""
+    ka, kb = _extract.product_topics(a), _extract.product_topics(b)
+    return bool(ka and kb and not ka & kb)
+
+
+@lru_cache(maxsize=1024)
+def is_change(text: str) -> bool:
+    """Whether ``text`` states a change (see :func:`parse_change`)."""
+    return parse_change(text) is not None
+
+
+__all__ = [
+    "Change",
+    "change_applies",
+    "change_words",
+    "different_kinds",
+    "is_change",
+    "is_question",
+    "non_fact",
+    "parse_change",
+    "strip_pleasantries",
+]
