@@ -462,21 +462,22 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
     def get_status_config(self, provider_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What ``hermes memory status`` prints: the database, and whether it serves.
 
-        Connects (and, for the embedded server, starts it) to check the schema and
-        the model; a failure makes :meth:`is_available` False with the reason.
+        With a database URL it connects to check the schema and the model; a
+        failure makes :meth:`is_available` False, with the reason. The embedded
+        server is not started for a status (starting and stopping it could stop
+        it under a running Hermes): its folder is shown, and it is migrated on use.
         """
         shown = dict(provider_config or {})
         url = database_url_from_env()
         if url is None:
             home = default_home()
             shown["database"] = f"embedded PostgreSQL in {home} (MEMORY_PG_HOME)"
-            if not (home / "pgdata").exists():
-                shown["state"] = "not created yet: it is created on first use"
-                return shown
-        else:
-            from memory_pg._base import redact_url
+            created = (home / "pgdata").exists()
+            shown["state"] = "created" if created else "not created yet: it is created on first use"
+            return shown
+        from memory_pg._base import redact_url
 
-            shown["database"] = redact_url(url)
+        shown["database"] = redact_url(url)
         try:
             store = self._store or self._open_store()
             try:
