@@ -85,6 +85,22 @@ def measure_commands(python: str, env: dict[str, str], runs: int) -> dict[str, A
             "runs_s": [round(t, 2) for t in times],
             "imports": imported_heavy(traced.stderr),
         }
+    # The first command on a new embedded home creates and sizes the database.
+    with tempfile.TemporaryDirectory(prefix="memory-pg-startup-new-") as tmp:
+        times, heavy = [], set()
+        for i in range(runs + 1):
+            new_home = {**env, "MEMORY_PG_HOME": str(Path(tmp) / f"home{i}")}
+            trace = ["-X", "importtime"] if i == runs else []
+            elapsed, done = _run([python, *trace, "-m", "memory_pg", "healthcheck"], new_home)
+            if trace:
+                heavy.update(imported_heavy(done.stderr))
+            else:
+                times.append(elapsed)
+        results["healthcheck (new home)"] = {
+            "median_s": round(statistics.median(times), 2),
+            "runs_s": [round(t, 2) for t in times],
+            "imports": sorted(heavy),
+        }
     return results
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 from psycopg import sql
 
@@ -229,3 +230,29 @@ def test_backup_paths_name_the_embedded_data(monkeypatch: pytest.MonkeyPatch, tm
     assert MemoryPgProvider().backup_paths() == [str((tmp_path / "home").resolve())]
     monkeypatch.setenv("MEMORY_PG_DATABASE_URL", DOWN_URL)
     assert MemoryPgProvider().backup_paths() == []
+
+
+def test_a_turn_that_cannot_be_saved_is_told_to_the_user(make_store, postgresql, pg_server):
+    store = make_store()
+    warnings: list[str] = []
+    provider = MemoryPgProvider(store, compact_threshold=100)
+    manager = manager_with(provider, user_id="alice", warning_callback=warnings.append)
+    name = sql.Identifier(postgresql.info.dbname)
+    admin = psycopg.connect(
+        host=pg_server.host, port=pg_server.port, user=pg_server.user, dbname="postgres"
+    )
+    admin.autocommit = True
+    try:
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (postgresql.info.dbname,),
+        )
+        manager.sync_all("We decided to use PostgreSQL", "Noted.", session_id="session-1")
+        assert manager.flush_pending(timeout=HANG_GUARD_S)
+    finally:
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(name))
+        admin.close()
+    [warning] = warnings
+    assert "could not save this turn" in warning and "DatabaseUnavailable" in warning
