@@ -53,3 +53,14 @@ def test_full_text_only_keeps_the_user_scope(make_store):
     store.add_memory("Bob deploys on Tuesdays", "project_status", user_id="bob")
     assert store.search("deploys Tuesdays", user_id="alice", full_text_only=True) == []
     assert store.search("deploys Tuesdays", user_id="bob", full_text_only=True)
+
+
+async def test_the_async_store_searches_by_words_alone_too(db_url, embedder):
+    from memory_pg.async_store import AsyncMemoryStore
+
+    counting = CountingEmbedder(embedder)
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=counting) as store:
+        await store.add_memory("We decided to use PostgreSQL as the database", "key_decision")
+        [hit] = await store.search("Which database did we decide on?", full_text_only=True)
+    assert hit["full_text_only"] is True and "PostgreSQL" in hit["text"]
+    assert counting.queries == 0
