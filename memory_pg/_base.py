@@ -598,7 +598,7 @@ class StoreCore:
     def _plan_search(
         user_id: str,
         query: str,
-        vector: np.ndarray[Any, Any],
+        vector: np.ndarray[Any, Any] | None,
         top_k: int,
         filters: queries.SearchFilters,
         track_access: bool,
@@ -609,7 +609,7 @@ class StoreCore:
         Run it with ``_run(..., ef_search=...)``: the HNSW settings are set with the
         tenant, in the transaction's first statement. Without them, a heavy user's
         search over the HNSW index filters the user after the scan and returns too
-        few rows.
+        few rows. With no ``vector``, the full-text leg ranks alone.
         """
         # The statement is shared by every search of its shape; the values are this one's.
         rows = yield queries.search_statement(
@@ -622,7 +622,7 @@ class StoreCore:
             # A look into the past (as_of) is not a use of today's memories.
             touch=track_access and filters.as_of is None,
         )
-        return [memory_dict(r) for r in rows]
+        return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
 
     @staticmethod
     def _plan_delete(user_id: str, memory_id: uuid.UUID) -> Plan[bool]:

@@ -249,6 +249,7 @@ class AsyncMemoryStore(StoreCore):
         track_access: bool = True,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        full_text_only: bool = False,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -258,7 +259,9 @@ class AsyncMemoryStore(StoreCore):
         filters = self._search_filters(
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
-        vector = await asyncio.to_thread(self.embedder.embed_query, text)
+        vector = (
+            None if full_text_only else await asyncio.to_thread(self.embedder.embed_query, text)
+        )
         plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
         return await self._run(plan, uid, ef_search=self.ef_search)
 

@@ -24,6 +24,10 @@ _BUNDLED_ALIASES = frozenset(
     {BUNDLED_EMBEDDING_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2", "bundled"}
 )
 
+#: Vector lengths of the models memory-pg names, known without loading them: sizing
+#: a new database needs no torch.
+KNOWN_DIMENSIONS = {BUNDLED_EMBEDDING_MODEL: 384, CHINESE_EMBEDDING_MODEL: 512}
+
 #: Instructions some retrieval models expect before a short query (not before documents).
 _QUERY_INSTRUCTIONS = {
     "BAAI/bge-small-zh-v1.5": "为这个句子生成表示以用于检索相关文章：",
@@ -191,7 +195,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimension(self) -> int:
-        """The vector length; loads the model on first use."""
+        """The vector length; loads the model on first use unless it is a known one."""
+        if self._dimension is None and self.model_name in KNOWN_DIMENSIONS:
+            return KNOWN_DIMENSIONS[self.model_name]
         self._load()
         assert self._dimension is not None
         return self._dimension

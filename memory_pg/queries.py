@@ -673,7 +673,7 @@ def _ranking_key(rs: RankingSettings) -> tuple[tuple[str, Any], ...]:
 def search_statement(
     user_id: str,
     query_text: str,
-    query_vector: np.ndarray[Any, Any],
+    query_vector: np.ndarray[Any, Any] | None,
     *,
     top_k: int,
     filters: SearchFilters,
@@ -720,7 +720,7 @@ def search_statement(
 def search_memories(
     user_id: str,
     query_text: str,
-    query_vector: np.ndarray[Any, Any],
+    query_vector: np.ndarray[Any, Any] | None,
     *,
     top_k: int,
     filters: SearchFilters,
@@ -772,7 +772,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
 
     vec_inner = (
         select(m.c.id, distance.label("distance"))
-        .where(*conds)
+        # No query vector (the model is still loading): the full-text leg ranks alone.
+        .where(*conds, _P_VECTOR.is_not(None))
         .order_by(distance)
         .limit(rs.candidates)
         .subquery("vec_inner")

@@ -418,6 +418,7 @@ class MemoryStore(StoreCore):
         track_access: bool = True,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        full_text_only: bool = False,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -442,6 +443,11 @@ class MemoryStore(StoreCore):
                 unless ``min_lexical`` keeps them.
             min_lexical: drop results whose full-text score (0..1) is below this,
                 unless ``min_similarity`` keeps them.
+            full_text_only: rank by the full-text leg alone, without embedding the
+                query (no model is loaded): for a caller whose model is still
+                loading. Results then carry ``full_text_only: True`` and no
+                ``similarity`` (``full_text_only: False`` otherwise); a memory that
+                shares no word with the query is not found.
         """
         uid = self._scope(user_id)
         text = self._check_query(query)
@@ -449,7 +455,7 @@ class MemoryStore(StoreCore):
         filters = self._search_filters(
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
-        vector = self.embedder.embed_query(text)
+        vector = None if full_text_only else self.embedder.embed_query(text)
         plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
         return self._run(plan, uid, ef_search=self.ef_search)
 

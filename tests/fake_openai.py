@@ -132,8 +132,27 @@ class FakeOpenAI:
                         _error_body(behaviour.error, behaviour.status),
                         behaviour.headers,
                     )
+                elif body.get("stream"):
+                    self._send_stream(_completion(body, behaviour.content), behaviour.headers)
                 else:
                     self._send(200, _completion(body, behaviour.content), behaviour.headers)
+
+            def _send_stream(self, completion: dict[str, Any], headers: dict[str, str]) -> None:
+                """The completion as server-sent events, as clients that stream ask for it."""
+                data = b"".join(
+                    b"data: " + json.dumps(event, ensure_ascii=False).encode() + b"\n\n"
+                    for event in _chunks(completion)
+                )
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", str(len(data) + len(_DONE)))
+                    for name, value in headers.items():
+                        self.send_header(name.replace("_", "-"), value)
+                    self.end_headers()
+                    self.wfile.write(data + _DONE)
+                except OSError:
+                    pass
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(payload, ensure_ascii=False).encode()
@@ -172,6 +191,24 @@ def _completion(request: dict[str, Any], content: str) -> dict[str, Any]:
             "total_tokens": prompt_chars // 4 + len(content) // 4 + 2,
         },
     }
+
+
+_DONE = b"data: [DONE]\n\n"
+
+
+def _chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """A completion as the two chunks of a stream: the message, then the finish and usage."""
+    choice = completion["choices"][0]
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    return [
+        {**head, "choices": [{"index": 0, "delta": choice["message"], "finish_reason": None}]},
+        {
+            **head,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            "usage": completion["usage"],
+        },
+    ]
 
 
 def _error_body(message: str, status: int) -> dict[str, Any]:

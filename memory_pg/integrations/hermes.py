@@ -7,6 +7,14 @@ into memories, and three tools let the model search, add and forget memories.
 Memories are scoped to Hermes' ``user_id`` (gateway users), else
 ``MEMORY_PG_USER_ID``, else one local user per Hermes profile.
 
+Hermes gives a prefetch 8 s, and loading the embedding model takes longer than
+that on a small machine. ``initialize`` therefore loads the model in a background
+thread; until it is ready, recall ranks by the full-text leg alone (search results
+say ``full_text_only``), so the first message of a new process recalls too.
+Failures (database down, schema not migrated, bad user id, a turn not saved) go
+to Hermes' ``warning_callback``, which the CLI prints, and ``hermes memory
+status`` shows why memory-pg is not available.
+
 Install the plugin with ``memory-pg hermes install`` and activate it with
 ``hermes config set memory.provider memory_pg``. Needs ``pip install
 'memory-pg[hermes]'`` in the environment Hermes runs in.
@@ -18,10 +26,26 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from memory_pg.errors import MemoryPgError
+from memory_pg._validate import check_user_id
+from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.errors import (
+    DatabaseUnavailable,
+    EmbeddedServerError,
+    InvalidArgument,
+    MemoryPgError,
+    SchemaNotReady,
+)
+from memory_pg.integrations._hermes_tools import (
+    TOOL_MEMORY_TYPES,
+    TOOLS,
+    add_args,
+    error_json,
+    search_args,
+    text_arg,
+)
 from memory_pg.wrapper import compact_pending, format_memories
 
 try:
@@ -37,52 +61,6 @@ PROVIDER_NAME = "memory_pg"
 #: Agent contexts whose turns are written (cron and subagent prompts are not the user's).
 WRITING_CONTEXTS = ("primary", "")
 
-_TOOLS: list[dict[str, Any]] = [
-    {
-        "name": "memory_pg_search",
-        "description": (
-            "Search the user's long-term memory (profile, project status, decisions, todos) "
-            "by meaning and keywords, in any language. Returns memories with their ids."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "what to look for"},
-                "top_k": {"type": "integer", "description": "how many (default 5)"},
-            },
-            "required": ["query"],
-        },
-    },
-    {
-        "name": "memory_pg_add",
-        "description": (
-            "Remember a durable fact about the user or their work. A decision with a topic "
-            "(database, payment, ...) replaces the earlier decision on that topic."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "text": {"type": "string", "description": "one self-contained sentence"},
-                "memory_type": {
-                    "type": "string",
-                    "enum": ["user_profile", "project_status", "key_decision", "todo"],
-                },
-                "topic": {"type": "string", "description": "topic key of a decision"},
-            },
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "memory_pg_forget",
-        "description": "Erase one memory for good, by the id memory_pg_search returned.",
-        "parameters": {
-            "type": "object",
-            "properties": {"memory_id": {"type": "string"}},
-            "required": ["memory_id"],
-        },
-    },
-]
-
 
 class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
     """memory-pg as Hermes Agent's external memory provider.
@@ -93,13 +71,16 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             environment (``MEMORY_PG_DATABASE_URL``, else the embedded server in
             ``MEMORY_PG_HOME``), the same database the ``memory-pg`` command uses.
         retriever: anything with ``retrieve_context(text, user_id=...) -> str``;
-            default: the store's search, one memory per line.
+            default: the store's search, one memory per line (by words alone
+            while the model loads; a retriever given here is always waited for).
         compactor: default: a :class:`~memory_pg.compaction.MemoryCompactor` calling the
             LLM of ``MEMORY_PG_LLM_BASE_URL`` / ``_API_KEY`` / ``_MODEL`` when set, else the
             offline extractor.
         compact_threshold: pending turns that trigger a compaction after a turn.
         top_k: memories recalled per turn.
         user_id: force one user, whatever Hermes says.
+        store_factory: opens the store on ``initialize`` (default:
+            ``MemoryStore.from_env()``).
     """
 
     def __init__(
@@ -125,6 +106,14 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         self.session_id = ""
         self._writes = True
         self._lock = threading.Lock()  # Hermes calls from its worker and tool threads
+        self._model_ready = threading.Event()
+        #: Why memory-pg cannot serve this session (shown to the user), or None.
+        self.unavailable_reason: str | None = None
+        self._unavailable_type = "MemoryPgError"
+        self._warning_callback: Callable[[str], Any] | None = None
+        self._warned: set[str] = set()
+        self._warned_lock = threading.Lock()
+        self._queued: dict[str, list[dict[str, Any]]] = {}
 
     # -- identity and lifecycle -------------------------------------------------------
 
@@ -134,33 +123,93 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         return PROVIDER_NAME
 
     def is_available(self) -> bool:
-        """True: memory-pg needs no credentials (a URL, or the embedded server)."""
-        return True
+        """False once a check found the database unusable (``hermes memory status``
+        runs one: see :meth:`get_status_config`) or ``initialize`` failed.
+
+        Makes no connection itself, as Hermes asks: a database that is down is
+        reported by ``initialize`` through Hermes' warning callback instead.
+        """
+        return self.unavailable_reason is None
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        """Bind the session and the user, and open the store if none was given."""
+        """Bind the session and the user, open the store, start loading the model.
+
+        Raises:
+            InvalidUserId: the user id Hermes (or ``MEMORY_PG_USER_ID``) gives is
+                empty, blank, too long or holds control characters; the
+                warning callback hears it too.
+        """
+        callback = kwargs.get("warning_callback")
+        self._warning_callback = callback if callable(callback) else None
+        self.unavailable_reason = None
         self.session_id = session_id
-        self.user_id = (
+        user_id = (
             self._forced_user
             or kwargs.get("user_id")
             or os.environ.get("MEMORY_PG_USER_ID")
             or f"hermes:{kwargs.get('agent_identity') or 'default'}"
         )
+        settings = getattr(self._store, "settings", None) or StoreSettings()
+        try:
+            self.user_id = check_user_id(user_id, settings)
+        except MemoryPgError as exc:
+            self._fail(f"memory-pg is off: bad user id ({exc})", exc)
+            raise
         self._writes = str(kwargs.get("agent_context") or "") in WRITING_CONTEXTS
         if self._store is None:
-            if self._store_factory is not None:
-                self._store = self._store_factory()
-            else:
-                from memory_pg.store import MemoryStore
-
-                # Unbound: the user is Hermes' (a gateway serves many), not MEMORY_PG_USER_ID.
-                self._store = MemoryStore.from_env(user_id=None)
+            try:
+                self._store = self._open_store()
+            except MemoryPgError as exc:
+                self._fail(f"memory-pg is off for this session: {_describe(exc)}", exc)
+                return
             self._owns_store = True
         if self._compactor is None:
             self._compactor = _compactor_from_env()
+        self._start_model_load()
+
+    def _open_store(self) -> Any:
+        if self._store_factory is not None:
+            return self._store_factory()
+        from memory_pg.store import MemoryStore
+
+        # Unbound: the user is Hermes' (a gateway serves many), not MEMORY_PG_USER_ID.
+        return MemoryStore.from_env(user_id=None)
+
+    def _start_model_load(self) -> None:
+        """Load the embedding model in the background: importing torch and
+        sentence-transformers takes longer than Hermes waits for a prefetch."""
+        embedder = self._store.embedder
+
+        def load() -> None:
+            try:
+                embedder.embed_query("warm-up")
+            except Exception as exc:  # any failure ends here, reported
+                self._report(
+                    f"memory-pg could not load its embedding model ({_describe(exc)}): "
+                    "recall matches words only, and new memories cannot be saved"
+                )
+                return
+            self._model_ready.set()
+
+        threading.Thread(target=load, name="memory-pg-model", daemon=True).start()
+
+    @property
+    def _serving(self) -> bool:
+        return self._store is not None and self.unavailable_reason is None
+
+    @property
+    def model_ready(self) -> bool:
+        """True once the embedding model is loaded (search then ranks by meaning too)."""
+        return self._model_ready.is_set()
+
+    def wait_for_model(self, timeout: float | None = None) -> bool:
+        """Block until the model is loaded; False if ``timeout`` passed first."""
+        return self._model_ready.wait(timeout)
 
     def system_prompt_block(self) -> str:
         """A short note on the memory tools."""
+        if not self._serving:
+            return ""
         return (
             "Long-term memory (memory-pg): relevant memories of this user are recalled "
             "before each turn. Use memory_pg_search to look further, memory_pg_add to "
@@ -170,24 +219,96 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
     def shutdown(self) -> None:
         """Compact what is pending and close the store this provider opened."""
         try:
-            if self._store is not None and self._writes:
+            if self._serving and self._writes:
                 self._compact(force=True)
         except MemoryPgError as exc:
-            logger.warning("memory-pg compaction at shutdown failed: %s", type(exc).__name__)
+            self._report(f"memory-pg could not save the pending turns: {_describe(exc)}")
         finally:
             if self._owns_store and self._store is not None:
                 self._store.close()
                 self._store = None
 
+    def backup_paths(self) -> list[str]:
+        """The embedded server's data folder (``MEMORY_PG_HOME``), for ``hermes backup``.
+
+        Nothing when ``MEMORY_PG_DATABASE_URL`` (or ``DATABASE_URL``) points at a
+        server: back that up with the server's own tools. Copying a running
+        server's folder gives a backup PostgreSQL may have to recover: stop Hermes
+        first, or keep a ``memory-pg export`` beside it.
+        """
+        if database_url_from_env() is not None:
+            return []
+        return [str(default_home().resolve())]
+
+    # -- failures the user sees -------------------------------------------------------
+
+    def _fail(self, reason: str, exc: MemoryPgError) -> None:
+        self.unavailable_reason = reason
+        self._unavailable_type = type(exc).__name__
+        self._report(reason)
+
+    def _report(self, problem: str) -> None:
+        """Tell the user once (Hermes' warning callback) and the log, until a call succeeds."""
+        logger.warning("%s", problem)
+        with self._warned_lock:
+            if problem in self._warned:
+                return
+            self._warned.add(problem)
+        if self._warning_callback is not None:
+            try:
+                self._warning_callback(problem)
+            except Exception:  # the host's callback must not break a turn
+                logger.debug("Hermes warning callback failed", exc_info=True)
+
+    def _succeeded(self) -> None:
+        if self._warned:
+            with self._warned_lock:
+                self._warned.clear()
+
     # -- recall and remember ----------------------------------------------------------
 
+    def _search(self, query: str, top_k: int) -> list[dict[str, Any]]:
+        """Hybrid search once the model is loaded; by words alone until then."""
+        found: list[dict[str, Any]] = self._store.search(
+            query, top_k, user_id=self.user_id, full_text_only=not self.model_ready
+        )
+        return found
+
     def prefetch(self, query: str, *, session_id: str = "") -> str:
-        """The user's memories relevant to ``query``, one per line ("" if none)."""
-        if self._store is None or not query.strip():
+        """The user's memories relevant to ``query``, one per line ("" if none).
+
+        What :meth:`queue_prefetch` recalled for the previous message fills the
+        places the new message leaves free (a follow-up such as "ok, do that"
+        keeps the memories of its topic).
+        """
+        if not self._serving or not query.strip():
             return ""
-        if self._retriever is not None:
-            return str(self._retriever.retrieve_context(query, user_id=self.user_id))
-        return format_memories(self._store.search(query, top_k=self.top_k, user_id=self.user_id))
+        queued = self._queued.pop(session_id or self.session_id, [])
+        try:
+            if self._retriever is not None:
+                return str(self._retriever.retrieve_context(query, user_id=self.user_id))
+            found = self._search(query, self.top_k)
+        except MemoryPgError as exc:
+            self._report(f"memory-pg recall failed: {_describe(exc)}")
+            return ""
+        self._succeeded()
+        seen = {m["id"] for m in found}
+        found += [m for m in queued if m["id"] not in seen][: max(0, self.top_k - len(found))]
+        return format_memories(found)
+
+    def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
+        """Recall for the message just answered, for the next turn's :meth:`prefetch`.
+
+        Hermes calls this from its background worker after each turn.
+        """
+        if not self._serving or self._retriever is not None or not query.strip():
+            return
+        try:
+            found = self._search(query, self.top_k)
+        except MemoryPgError as exc:
+            self._report(f"memory-pg recall failed: {_describe(exc)}")
+            return
+        self._queued[session_id or self.session_id] = found
 
     def sync_turn(
         self,
@@ -198,25 +319,37 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         messages: list[dict[str, Any]] | None = None,
     ) -> None:
         """Buffer the turn in PostgreSQL; compact when enough turns wait."""
-        if self._store is None or not self._writes:
+        if not self._serving or not self._writes:
             return
         sid = session_id or self.session_id or None
-        for role, content in (("user", user_content), ("assistant", assistant_content)):
-            if content and content.strip():
-                self._store.append_turn(role, content, user_id=self.user_id, session_id=sid)
-        self._compact(force=False)
+        try:
+            for role, content in (("user", user_content), ("assistant", assistant_content)):
+                if content and content.strip():
+                    self._store.append_turn(role, content, user_id=self.user_id, session_id=sid)
+            self._compact(force=False)
+        except MemoryPgError as exc:
+            self._report(f"memory-pg could not save this turn: {_describe(exc)}")
+            return
+        self._succeeded()
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """Compact every pending turn of the user."""
-        if self._store is not None and self._writes:
-            self._compact(force=True)
+        if self._serving and self._writes:
+            try:
+                self._compact(force=True)
+            except MemoryPgError as exc:
+                self._report(f"memory-pg could not save the session: {_describe(exc)}")
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """Compact before Hermes drops old messages; returns what was saved, for its summary."""
-        if self._store is None or not self._writes:
+        if not self._serving or not self._writes:
             return ""
-        ids = self._compact(force=True)
-        saved = [self._store.get(i, user_id=self.user_id) for i in ids]
+        try:
+            ids = self._compact(force=True)
+            saved = [self._store.get(i, user_id=self.user_id) for i in ids]
+        except MemoryPgError as exc:
+            self._report(f"memory-pg could not save before compression: {_describe(exc)}")
+            return ""
         lines = format_memories([m for m in saved if m is not None])
         return f"Saved to long-term memory (memory-pg):\n{lines}" if lines else ""
 
@@ -232,12 +365,15 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Mirror Hermes' built-in memory additions (USER.md as profile facts)."""
-        if self._store is None or not self._writes or action not in ("add", "replace"):
+        if not self._serving or not self._writes or action not in ("add", "replace"):
             return
         memory_type = "user_profile" if target == "user" else "project_status"
-        self._store.add_memory(
-            content, memory_type, {"source": "hermes", "target": target}, user_id=self.user_id
-        )
+        try:
+            self._store.add_memory(
+                content, memory_type, {"source": "hermes", "target": target}, user_id=self.user_id
+            )
+        except MemoryPgError as exc:
+            self._report(f"memory-pg could not mirror a memory write: {_describe(exc)}")
 
     def _compact(self, *, force: bool) -> list[str]:
         assert self._store is not None and self.user_id is not None
@@ -254,40 +390,54 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Search, add and forget, in OpenAI function-calling form."""
-        return [dict(tool) for tool in _TOOLS]
+        return [dict(tool) for tool in TOOLS]
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        """Run one tool; returns its JSON result (``{"error": ...}`` on bad input)."""
-        if self._store is None:
-            return _error("memory-pg is not initialized")
-        try:
-            return json.dumps(self._tool(tool_name, args), ensure_ascii=False)
-        except (MemoryPgError, ValueError, TypeError) as exc:
-            return _error(f"{type(exc).__name__}: {exc}")
+        """Run one tool; returns its JSON result.
 
-    def _tool(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+        A refused call returns ``{"error": "<what is wrong>", "error_type":
+        "<memory_pg.errors class>"}`` and writes nothing.
+        """
+        if not self._serving:
+            reason = self.unavailable_reason or "memory-pg is not initialized"
+            return error_json(reason, self._unavailable_type)
+        try:
+            if not isinstance(args, Mapping):
+                raise InvalidArgument(f"arguments must be a JSON object, got {type(args).__name__}")
+            result = json.dumps(self._tool(tool_name, args), ensure_ascii=False)
+        except MemoryPgError as exc:
+            return error_json(f"{type(exc).__name__}: {exc}", type(exc).__name__)
+        self._succeeded()
+        return result
+
+    def _tool(self, tool_name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         store, uid = self._store, self.user_id
         if tool_name == "memory_pg_search":
-            top_k = int(args.get("top_k") or 5)
-            found = store.search(str(args.get("query", "")), top_k, user_id=uid)
-            return {
+            query, top_k = search_args(args)
+            found = self._search(query, top_k)
+            answer: dict[str, Any] = {
                 "results": [
                     {"id": m["id"], "memory_type": m["memory_type"], "text": m["text"]}
                     for m in found
                 ]
             }
+            if not self.model_ready:
+                answer["full_text_only"] = True  # the model is loading: matched by words
+            return answer
         if tool_name == "memory_pg_add":
+            text, memory_type, topic = add_args(args)
             memory_id = store.add_memory(
-                args.get("text"),
-                args.get("memory_type") or "user_profile",
-                {"source": "hermes_tool"},
-                topic=args.get("topic"),
-                user_id=uid,
+                text, memory_type, {"source": "hermes_tool"}, topic=topic, user_id=uid
             )
             return {"id": memory_id, "saved": True}
         if tool_name == "memory_pg_forget":
-            return {"forgotten": store.delete_memory(str(args.get("memory_id")), user_id=uid)}
-        return {"error": f"unknown tool {tool_name!r}"}
+            memory_id = text_arg(args, "memory_id", required=True)
+            return {"forgotten": store.delete_memory(memory_id, user_id=uid)}
+        raise InvalidArgument(
+            f"unknown tool {tool_name!r}: memory-pg has " + ", ".join(t["name"] for t in TOOLS)
+        )
+
+    # -- configuration and status -----------------------------------------------------
 
     def get_config_schema(self) -> list[dict[str, Any]]:
         """Settings ``hermes memory setup`` asks for; all are environment variables."""
@@ -310,6 +460,55 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             },
         ]
 
+    def get_status_config(self, provider_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What ``hermes memory status`` prints: the database, and whether it serves.
+
+        With a database URL it connects to check the schema and the model; a
+        failure makes :meth:`is_available` False, with the reason. The embedded
+        server is not started for a status (starting and stopping it could stop
+        it under a running Hermes): its folder is shown, and it is migrated on use.
+        """
+        shown = dict(provider_config or {})
+        url = database_url_from_env()
+        if url is None:
+            home = default_home()
+            shown["database"] = f"embedded PostgreSQL in {home} (MEMORY_PG_HOME)"
+            created = (home / "pgdata").exists()
+            shown["state"] = "created" if created else "not created yet: it is created on first use"
+            return shown
+        from memory_pg._base import redact_url
+
+        shown["database"] = redact_url(url)
+        try:
+            store = self._store or self._open_store()
+            try:
+                health = store.healthcheck()
+            finally:
+                if store is not self._store:
+                    store.close()
+        except MemoryPgError as exc:
+            self.unavailable_reason = _describe(exc)
+            self._unavailable_type = type(exc).__name__
+            shown["state"] = f"unavailable ✗ {self.unavailable_reason}"
+            return shown
+        shown["state"] = (
+            f"ready (schema {health['revision']}, {health['embedding_model']}, "
+            f"pgvector {health['vector_extension']})"
+        )
+        return shown
+
+
+def _describe(exc: BaseException) -> str:
+    """An error as one line a user can act on."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SchemaNotReady):
+        return text  # its message says to run `memory-pg migrate`
+    if isinstance(exc, (DatabaseUnavailable, EmbeddedServerError)):
+        return (
+            f"{text} (check MEMORY_PG_DATABASE_URL and that the server is up, then restart Hermes)"
+        )
+    return text
+
 
 def _compactor_from_env() -> Any:
     """The LLM compactor when ``MEMORY_PG_LLM_*`` is set, else the offline one.
@@ -328,13 +527,14 @@ def _compactor_from_env() -> Any:
     return MemoryCompactor(OpenAICompatibleLLM(settings))
 
 
-def _error(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
-
-
 def register(ctx: Any) -> None:
     """Hermes' plugin hook: register the provider."""
     ctx.register_memory_provider(MemoryPgProvider())
 
 
-__all__ = ["PROVIDER_NAME", "MemoryPgProvider", "register"]
+__all__ = [
+    "PROVIDER_NAME",
+    "TOOL_MEMORY_TYPES",
+    "MemoryPgProvider",
+    "register",
+]
