@@ -149,3 +149,15 @@ class TenantViolation(AccessDenied):
 
 
 __all__ += ["AccessDenied", "TenantViolation"]
+
+
+class AuthenticationFailed(MemoryPgError):
+    """A service request with no token, or one that is unknown, revoked or expired."""
+
+
+class PermissionDenied(MemoryPgError):
+    """A token that may not do this: a read-only token writing, a request naming
+    another user or agent than its token's, a user token on an admin route."""
+
+
+__all__ += ["AuthenticationFailed", "PermissionDenied"]

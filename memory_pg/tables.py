@@ -5,6 +5,7 @@ from __future__ import annotations
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
@@ -171,6 +172,35 @@ settings = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 
+# Bearer tokens of the service (memory_pg.service): only a hash of each token is kept.
+# A token fixes the user (and agent) of every request made with it. Migration 0006.
+tokens = Table(
+    "memory_pg_tokens",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", Uuid, nullable=False, server_default=text("gen_random_uuid()")),
+    # sha256 of the secret, hex: the secret itself is shown once and never stored.
+    Column("token_hash", Text, nullable=False),
+    Column("agent_id", Text, nullable=True),
+    # 'user': the user's own memories; 'admin': maintenance operations across users.
+    Column("scope", Text, nullable=False, server_default=text("'user'")),
+    Column("read_only", Boolean, nullable=False, server_default=text("false")),
+    Column("label", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
+    CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="token_hash"),
+    CheckConstraint("scope IN ('user', 'admin')", name="scope"),
+    CheckConstraint(
+        "agent_id IS NULL OR (agent_id <> '' AND length(agent_id) <= 255)", name="agent_id"
+    ),
+)
+# A request presents only its token: the lookup is by hash (not unique per Citus shard;
+# 256 random bits make a collision a non-event).
+Index("memory_pg_tokens_token_hash_idx", tokens.c.token_hash)
+
 __all__ = [
     "HISTORY_EVENTS",
     "PREFIX",
@@ -180,4 +210,5 @@ __all__ = [
     "memories",
     "metadata",
     "settings",
+    "tokens",
 ]
