@@ -45,6 +45,8 @@ from memory_pg.errors import (
     EmbeddingModelMismatch,
     InvalidArgument,
     InvalidInput,
+    MemoryConflict,
+    MemoryNotFound,
     MemoryPgError,
     QueryTimeout,
     SchemaNotReady,
@@ -277,6 +279,25 @@ class StoreCore:
             check_time(item.event_time, "event_time")
             check_time(item.expires_at, "expires_at")
         return prepared
+
+    @staticmethod
+    def _replacement(
+        old: Mapping[str, Any] | None,
+        old_id: uuid.UUID,
+        text: str,
+        metadata: Mapping[str, Any] | None,
+        importance: float | None,
+    ) -> MemoryInput:
+        """The new memory that replaces ``old``: its type and topic, new text."""
+        if old is None:
+            raise MemoryNotFound(f"no memory {old_id} for this user")
+        return MemoryInput(
+            text,
+            old["memory_type"],
+            old["metadata"] if metadata is None else metadata,
+            old["topic"],
+            old["importance"] if importance is None else importance,
+        )
 
     def _rows(self, prepared: _Prepared, vectors: np.ndarray[Any, Any]) -> list[queries.NewMemory]:
         if vectors.shape != (len(prepared.texts), self.embedder.dimension):
@@ -515,6 +536,34 @@ class StoreCore:
         for j in picked - sims.keys():
             sims[j] = float(np.dot(rows[j].embedding, row.embedding))
         return [(j, sims[j]) for j in sorted(picked)]
+
+    def _plan_replace(self, old_id: uuid.UUID, rows: list[queries.NewMemory]) -> Plan[str]:
+        """Write ``rows[0]`` and mark the current memory ``old_id`` replaced by it.
+
+        The old row is locked first; a row already replaced (or expired) raises
+        :class:`MemoryConflict` and nothing is written.
+        """
+        user_id = rows[0].user_id
+        found = yield queries.get_memory(user_id, old_id).with_for_update()
+        if not found:
+            raise MemoryNotFound(f"no memory {old_id} for this user")
+        old = found[0]
+        if old["superseded_at"] is not None or (
+            old["expires_at"] is not None and old["expires_at"] <= lifecycle.utcnow()
+        ):
+            raise MemoryConflict(
+                f"memory {old_id} is no longer current"
+                + (f" (replaced by {old['superseded_by']})" if old["superseded_by"] else "")
+                + ": replace its current successor"
+            )
+        ids = yield from self._plan_insert(rows)
+        new_id = uuid.UUID(ids[0])
+        if new_id != old_id:
+            marked = yield lifecycle.supersede_many(user_id, {old_id: new_id})
+            if marked:
+                detail = {"reason": "replaced", "by": str(new_id)}
+                yield lifecycle.history_events(user_id, [(old_id, "superseded", detail)])
+        return ids[0]
 
     @staticmethod
     def _plan_import(rows: list[queries.NewMemory]) -> Plan[int]:

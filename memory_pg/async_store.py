@@ -7,7 +7,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -26,7 +26,13 @@ from memory_pg._base import (
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder
 from memory_pg.lifecycle import Judge
-from memory_pg.store import MemoryStore, _engine_options, _materialize, _stats_dict
+from memory_pg.store import (
+    MemoryStore,
+    _engine_options,
+    _materialize,
+    _stats_dict,
+    _vector_list,
+)
 
 __all__ = ["AsyncMemoryStore"]
 
@@ -184,6 +190,24 @@ class AsyncMemoryStore(StoreCore):
         rows = self._rows(prepared, vectors)
         return await self._run(self._plan_insert(rows), prepared.user_id, conn)
 
+    async def replace_memory(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+    ) -> str:
+        """See :meth:`MemoryStore.replace_memory`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        old_id = parse_memory_id(memory_id)
+        old = await self.get(str(old_id), user_id=uid)
+        prepared = self._prepare(uid, [self._replacement(old, old_id, text, metadata, importance)])
+        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
+        return await self._run(self._plan_replace(old_id, self._rows(prepared, vectors)), uid)
+
     async def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
         """See :meth:`MemoryStore.delete_memory`."""
         uid = self._scope(user_id)
@@ -280,3 +304,35 @@ class AsyncMemoryStore(StoreCore):
         """See :meth:`MemoryStore.stats`."""
         uid = self._scope(user_id) if (user_id or self._user_id) else None
         return _stats_dict(await self._run(self._plan_one(queries.stats(uid)), uid), uid)
+
+    async def list_memories(
+        self,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        include_inactive: bool = False,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.list_memories`."""
+        uid = self._scope(user_id)
+        stmt = queries.list_memories(
+            uid, memory_types=memory_types, include_inactive=include_inactive, limit=limit
+        )
+        return [memory_dict(r) for r in await self._run(self._plan_one(stmt), uid)]
+
+    async def export_user_memory(
+        self,
+        target: IO[str],
+        *,
+        user_id: str | None = None,
+        include_inactive: bool = True,
+        with_embeddings: bool = False,
+    ) -> int:
+        """See :meth:`MemoryStore.export_user_memory` (an open text file only)."""
+        uid = self._scope(user_id)
+        rows = await self._run(self._plan_one(queries.export_rows(uid, include_inactive)), uid)
+        for row in rows:
+            embedding = row.pop("embedding", None)
+            vec = _vector_list(embedding) if with_embeddings and embedding is not None else None
+            target.write(self._export_line(row, vec) + "\n")
+        return len(rows)

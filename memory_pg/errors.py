@@ -161,3 +161,10 @@ class PermissionDenied(MemoryPgError):
 
 
 __all__ += ["AuthenticationFailed", "PermissionDenied"]
+
+
+class MemoryConflict(MemoryPgError):
+    """The memory is no longer current (replaced or expired): act on its current successor."""
+
+
+__all__ += ["MemoryConflict"]

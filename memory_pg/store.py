@@ -327,6 +327,30 @@ class MemoryStore(StoreCore):
         rows = self._rows(prepared, vectors)
         return self._run(self._plan_insert(rows), prepared.user_id, conn)
 
+    def replace_memory(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+    ) -> str:
+        """Update by replacement: a new memory with ``text`` replaces ``memory_id``.
+
+        The new memory keeps the old one's type, topic and (unless given) metadata
+        and importance; the old row stays, marked superseded by the new one, for
+        history. Returns the new id (the old id if the text is the same).
+        :class:`MemoryNotFound` if there is no such memory, :class:`MemoryConflict`
+        if it is no longer current.
+        """
+        uid = self._scope(user_id)
+        old_id = parse_memory_id(memory_id)
+        old = self.get(str(old_id), user_id=uid)
+        prepared = self._prepare(uid, [self._replacement(old, old_id, text, metadata, importance)])
+        rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
+        return self._run(self._plan_replace(old_id, rows), uid)
+
     def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
         """Erase one memory and its history for good; False if there was none."""
         uid = self._scope(user_id)
