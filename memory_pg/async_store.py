@@ -166,24 +166,27 @@ class AsyncMemoryStore(StoreCore):
         event_time: datetime | None = None,
         expires_at: datetime | None = None,
         context: str | None = None,
+        agent_id: str | None = None,
+        private: bool = False,
         conn: AsyncConnection | None = None,
     ) -> str:
         """See :meth:`MemoryStore.add_memory`."""
         item = MemoryInput(
-            text, memory_type, metadata, topic, importance, event_time, expires_at, context
+            text, memory_type, metadata, topic, importance, event_time, expires_at, context, private
         )
-        return (await self.add_memories([item], user_id=user_id, conn=conn))[0]
+        return (await self.add_memories([item], user_id=user_id, agent_id=agent_id, conn=conn))[0]
 
     async def add_memories(
         self,
         items: Iterable[MemoryInput | Mapping[str, Any] | str],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
         conn: AsyncConnection | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.add_memories`."""
         await self._ready()
-        prepared = self._prepare(user_id, items)
+        prepared = self._prepare(user_id, items, agent_id)
         if not prepared.texts:
             return []
         vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
@@ -198,20 +201,28 @@ class AsyncMemoryStore(StoreCore):
         user_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         importance: float | None = None,
+        agent_id: str | None = None,
     ) -> str:
         """See :meth:`MemoryStore.replace_memory`."""
         await self._ready()
         uid = self._scope(user_id)
         old_id = parse_memory_id(memory_id)
-        old = await self.get(str(old_id), user_id=uid)
-        prepared = self._prepare(uid, [self._replacement(old, old_id, text, metadata, importance)])
+        old = await self.get(str(old_id), user_id=uid, agent_id=agent_id)
+        item, writer = self._replacement(old, old_id, text, metadata, importance, agent_id)
+        prepared = self._prepare(uid, [item], writer)
         vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
-        return await self._run(self._plan_replace(old_id, self._rows(prepared, vectors)), uid)
+        return await self._run(
+            self._plan_replace(old_id, self._rows(prepared, vectors), agent_id), uid
+        )
 
-    async def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+    async def delete_memory(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> bool:
         """See :meth:`MemoryStore.delete_memory`."""
         uid = self._scope(user_id)
-        return await self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+        return await self._run(
+            self._plan_delete(uid, parse_memory_id(memory_id), self._agent(agent_id)), uid
+        )
 
     async def clear_user_memory(self, user_id: str | None = None) -> int:
         """See :meth:`MemoryStore.clear_user_memory`."""
@@ -245,12 +256,13 @@ class AsyncMemoryStore(StoreCore):
         memories: Iterable[Any],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.commit_compaction`."""
         await self._ready()
         uid = self._scope(user_id)
         ids = buffer.check_turn_ids(turn_ids)
-        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories], agent_id)
         insert_plan = None
         if prepared.texts:
             vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
@@ -271,6 +283,8 @@ class AsyncMemoryStore(StoreCore):
         track_access: bool = True,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -278,26 +292,42 @@ class AsyncMemoryStore(StoreCore):
         text = self._check_query(query)
         k = validate_top_k(top_k)
         filters = self._search_filters(
-            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+            memory_types,
+            since,
+            until,
+            metadata_filter,
+            as_of,
+            min_similarity,
+            min_lexical,
+            agent_id,
+            agent_ids,
         )
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
         plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
         return await self._run(plan, uid, ef_search=self.ef_search)
 
-    async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+    async def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, Any] | None:
         """See :meth:`MemoryStore.get`."""
         uid = self._scope(user_id)
-        stmt = queries.get_memory(uid, parse_memory_id(memory_id))
+        stmt = queries.get_memory(uid, parse_memory_id(memory_id), self._agent(agent_id))
         rows = await self._run(self._plan_one(stmt), uid)
         return memory_dict(rows[0]) if rows else None
 
     async def history(
-        self, memory_id: str | None = None, *, user_id: str | None = None
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.history`."""
         uid = self._scope(user_id)
         mid = parse_memory_id(memory_id) if memory_id is not None else None
-        rows = await self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+        rows = await self._run(
+            self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
+        )
         return [memory_dict(r) for r in rows]
 
     async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
@@ -312,11 +342,18 @@ class AsyncMemoryStore(StoreCore):
         memory_types: Sequence[str] | None = None,
         include_inactive: bool = False,
         limit: int | None = None,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.list_memories`."""
         uid = self._scope(user_id)
         stmt = queries.list_memories(
-            uid, memory_types=memory_types, include_inactive=include_inactive, limit=limit
+            uid,
+            memory_types=memory_types,
+            include_inactive=include_inactive,
+            limit=limit,
+            agent_id=self._agent(agent_id),
+            agent_ids=self._agents(agent_ids),
         )
         return [memory_dict(r) for r in await self._run(self._plan_one(stmt), uid)]
 

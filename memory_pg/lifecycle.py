@@ -265,14 +265,19 @@ def candidates_statement(
     memory_types: Sequence[str],
     topics: Sequence[str | None],
     k: int,
+    privates: Sequence[bool] | None = None,
+    agent_id: str | None = None,
 ) -> TextClause:
-    """Current memories near each new one (and those sharing its topic), in one statement."""
+    """Current memories near each new one (and those sharing its topic), in one statement,
+    each in the new memory's scope (shared, or private to ``agent_id``)."""
     return text(sql_blocks()["insert_candidates"]).bindparams(
         idx=list(range(len(vectors))),
         vecs=vector_array(vectors),
         types=list(memory_types),
         topics=list(topics),
+        privates=list(privates) if privates is not None else [False] * len(vectors),
         user_id=user_id,
+        agent_id=agent_id,
         k=k,
     )
 

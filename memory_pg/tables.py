@@ -72,11 +72,19 @@ memories = Table(
     # Text that frames the memory (the turn before a dialogue turn): embedded and
     # indexed with it (weight C), never part of the memory itself. Migration 0004.
     Column("context", Text, nullable=True),
+    # The agent that wrote it, and whether only that agent sees it (default: shared
+    # with all of the user's agents). Migration 0006.
+    Column("agent_id", Text, nullable=True),
+    Column("private", Boolean, nullable=False, server_default=text("false")),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
     CheckConstraint("memory_type ~ '^[a-z][a-z0-9_]{0,63}$'", name="memory_type"),
     CheckConstraint("importance >= 0 AND importance <= 1", name="importance"),
     CheckConstraint("access_count >= 0", name="access_count"),
+    CheckConstraint(
+        "agent_id IS NULL OR (agent_id <> '' AND length(agent_id) <= 255)", name="agent_id"
+    ),
+    CheckConstraint("NOT private OR agent_id IS NOT NULL", name="private"),
     # Room on each page so that recording a search's use stays a HOT update (no new
     # entry in the HNSW and GIN indexes). Migration 0004 explains the measurement.
     postgresql_with={"fillfactor": 80},
@@ -98,14 +106,24 @@ Index(
     memories.c.topic,
     postgresql_where=text("topic IS NOT NULL AND superseded_at IS NULL"),
 )
-# An exact duplicate of a current memory is never stored twice (INSERT ... ON CONFLICT).
+# An exact duplicate of a current memory is never stored twice (INSERT ... ON CONFLICT):
+# once among the user's shared memories, once among each agent's private ones.
 Index(
     "memory_pg_memories_user_type_hash_key",
     memories.c.user_id,
     memories.c.memory_type,
     memories.c.content_hash,
     unique=True,
-    postgresql_where=memories.c.superseded_at.is_(None),
+    postgresql_where=text("superseded_at IS NULL AND NOT private"),
+)
+Index(
+    "memory_pg_memories_user_agent_type_hash_key",
+    memories.c.user_id,
+    memories.c.agent_id,
+    memories.c.memory_type,
+    memories.c.content_hash,
+    unique=True,
+    postgresql_where=text("superseded_at IS NULL AND private"),
 )
 # Expiry scans: oldest first per user.
 Index("memory_pg_memories_user_created_idx", memories.c.user_id, memories.c.created_at)

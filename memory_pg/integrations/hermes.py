@@ -112,6 +112,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         top_k: int = 5,
         user_id: str | None = None,
         store_factory: Callable[[], Any] | None = None,
+        agent_id: str | None = None,
     ) -> None:
         self._store = store
         self._owns_store = False
@@ -122,6 +123,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         self.top_k = top_k
         self._forced_user = user_id
         self.user_id: str | None = user_id
+        self._forced_agent = agent_id
+        #: This Hermes agent among the user's agents (``MEMORY_PG_AGENT_ID``, else
+        #: ``hermes`` or ``hermes:<agent_identity>``): its writes record it, and it
+        #: recalls the user's shared memories and its own private ones.
+        self.agent_id: str | None = agent_id
         self.session_id = ""
         self._writes = True
         self._lock = threading.Lock()  # Hermes calls from its worker and tool threads
@@ -145,6 +151,12 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             or kwargs.get("user_id")
             or os.environ.get("MEMORY_PG_USER_ID")
             or f"hermes:{kwargs.get('agent_identity') or 'default'}"
+        )
+        identity = kwargs.get("agent_identity")
+        self.agent_id = (
+            self._forced_agent
+            or os.environ.get("MEMORY_PG_AGENT_ID")
+            or (f"hermes:{identity}" if identity else "hermes")
         )
         self._writes = str(kwargs.get("agent_context") or "") in WRITING_CONTEXTS
         if self._store is None:
@@ -185,8 +197,12 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         if self._store is None or not query.strip():
             return ""
         if self._retriever is not None:
-            return str(self._retriever.retrieve_context(query, user_id=self.user_id))
-        return format_memories(self._store.search(query, top_k=self.top_k, user_id=self.user_id))
+            return str(
+                self._retriever.retrieve_context(query, user_id=self.user_id, **self._scope())
+            )
+        return format_memories(
+            self._store.search(query, top_k=self.top_k, user_id=self.user_id, **self._scope())
+        )
 
     def sync_turn(
         self,
@@ -235,8 +251,15 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             return
         memory_type = "user_profile" if target == "user" else "project_status"
         self._store.add_memory(
-            content, memory_type, {"source": "hermes", "target": target}, user_id=self.user_id
+            content,
+            memory_type,
+            {"source": "hermes", "target": target},
+            user_id=self.user_id,
+            **self._scope(),
         )
+
+    def _scope(self) -> dict[str, Any]:
+        return {"agent_id": self.agent_id} if self.agent_id is not None else {}
 
     def _compact(self, *, force: bool) -> list[str]:
         assert self._store is not None and self.user_id is not None
@@ -247,6 +270,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 user_id=self.user_id,
                 threshold=self.compact_threshold,
                 force=force,
+                agent_id=self.agent_id,
             )
 
     # -- tools ------------------------------------------------------------------------
@@ -268,7 +292,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         store, uid = self._store, self.user_id
         if tool_name == "memory_pg_search":
             top_k = int(args.get("top_k") or 5)
-            found = store.search(str(args.get("query", "")), top_k, user_id=uid)
+            found = store.search(str(args.get("query", "")), top_k, user_id=uid, **self._scope())
             return {
                 "results": [
                     {"id": m["id"], "memory_type": m["memory_type"], "text": m["text"]}
@@ -282,10 +306,14 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 {"source": "hermes_tool"},
                 topic=args.get("topic"),
                 user_id=uid,
+                **self._scope(),
             )
             return {"id": memory_id, "saved": True}
         if tool_name == "memory_pg_forget":
-            return {"forgotten": store.delete_memory(str(args.get("memory_id")), user_id=uid)}
+            forgotten = store.delete_memory(
+                str(args.get("memory_id")), user_id=uid, **self._scope()
+            )
+            return {"forgotten": forgotten}
         return {"error": f"unknown tool {tool_name!r}"}
 
     def get_config_schema(self) -> list[dict[str, Any]]:

@@ -381,8 +381,7 @@ def check_names(info: TokenInfo, user_id: str | None, agent_id: str | None) -> N
 
 def _memory_item(info: TokenInfo, item: MemoryIn) -> dict[str, Any]:
     check_names(info, item.user_id, item.agent_id)
-    fields = item.model_dump(exclude={"user_id", "agent_id", "private"})
-    return fields
+    return item.model_dump(exclude={"user_id", "agent_id"})
 
 
 def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None:
@@ -411,7 +410,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     async def add(body: AddBody, info: WriterToken) -> JSONResponse:
         """Store one memory; returns its id (an existing one for a repeat)."""
         fields = _memory_item(info, body)
-        memory_id = await store.add_memory(user_id=info.user_id, **fields)
+        memory_id = await store.add_memory(user_id=info.user_id, agent_id=info.agent_id, **fields)
         return _json({"id": memory_id}, 201)
 
     @app.post("/v1/memories/batch", status_code=201, tags=["memories"])
@@ -421,7 +420,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         if len(body.items) > cfg.max_batch:
             raise InvalidInputTooMany(f"a batch holds at most {cfg.max_batch} memories")
         items = [_memory_item(info, item) for item in body.items]
-        ids = await store.add_memories(items, user_id=info.user_id)
+        ids = await store.add_memories(items, user_id=info.user_id, agent_id=info.agent_id)
         return _json({"ids": ids}, 201)
 
     @app.post("/v1/search", tags=["memories"])
@@ -439,6 +438,8 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             as_of=body.as_of,
             min_similarity=body.min_similarity,
             min_lexical=body.min_lexical,
+            agent_id=info.agent_id,
+            agent_ids=body.agent_ids,
         )
         return _json({"results": results})
 
@@ -457,13 +458,14 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             memory_types=[memory_type] if memory_type else None,
             include_inactive=include_inactive,
             limit=limit,
+            agent_id=info.agent_id,
         )
         return _json({"memories": rows})
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])
     async def get(memory_id: str, info: UserToken) -> JSONResponse:
         """One memory by id (404 if the token's user has none with that id)."""
-        row = await store.get(memory_id, user_id=info.user_id)
+        row = await store.get(memory_id, user_id=info.user_id, agent_id=info.agent_id)
         if row is None:
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return _json(row)
@@ -478,25 +480,27 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             user_id=info.user_id,
             metadata=body.metadata,
             importance=body.importance,
+            agent_id=info.agent_id,
         )
         return _json({"id": new_id, "replaced": memory_id})
 
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
     async def delete(memory_id: str, info: WriterToken) -> Response:
         """Erase one memory and its history for good."""
-        if not await store.delete_memory(memory_id, user_id=info.user_id):
+        if not await store.delete_memory(memory_id, user_id=info.user_id, agent_id=info.agent_id):
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return Response(status_code=204)
 
     @app.get("/v1/memories/{memory_id}/history", tags=["memories"])
     async def memory_history(memory_id: str, info: UserToken) -> JSONResponse:
         """Lifecycle events of one memory, oldest first."""
-        return _json({"events": await store.history(memory_id, user_id=info.user_id)})
+        events = await store.history(memory_id, user_id=info.user_id, agent_id=info.agent_id)
+        return _json({"events": events})
 
     @app.get("/v1/history", tags=["memories"])
     async def user_history(info: UserToken) -> JSONResponse:
         """Lifecycle events of all the user's memories, oldest first."""
-        return _json({"events": await store.history(user_id=info.user_id)})
+        return _json({"events": await store.history(user_id=info.user_id, agent_id=info.agent_id)})
 
     @app.get("/v1/export", tags=["user"])
     async def export(info: UserToken) -> PlainTextResponse:

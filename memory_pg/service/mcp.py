@@ -127,6 +127,9 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
                 "todo, dialogue"
             ),
         ] = None,
+        agent_ids: Annotated[
+            list[str] | None, Field(description="only memories written by these agents")
+        ] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memory, best match first.
 
@@ -135,7 +138,14 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """
         who = await resolve(ctx)
         async with typed_errors():
-            hits = await store.search(query, top_k, user_id=who.user_id, memory_types=memory_types)
+            hits = await store.search(
+                query,
+                top_k,
+                user_id=who.user_id,
+                memory_types=memory_types,
+                agent_id=who.agent_id,
+                agent_ids=agent_ids,
+            )
         return {"results": [_compact(h) for h in hits]}
 
     @server.tool(annotations=writes)
@@ -167,10 +177,15 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         topic replaces the old one, which stays in history.
         """
         who = await writer(ctx)
-        del private  # agent scope: see memory_pg.service (step d)
         async with typed_errors():
             memory_id = await store.add_memory(
-                text, memory_type, user_id=who.user_id, topic=topic, importance=importance
+                text,
+                memory_type,
+                user_id=who.user_id,
+                topic=topic,
+                importance=importance,
+                agent_id=who.agent_id,
+                private=private,
             )
         return {"id": memory_id}
 
@@ -186,7 +201,9 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """
         who = await writer(ctx)
         async with typed_errors():
-            new_id = await store.replace_memory(memory_id, text, user_id=who.user_id)
+            new_id = await store.replace_memory(
+                memory_id, text, user_id=who.user_id, agent_id=who.agent_id
+            )
         return {"id": new_id, "replaced": memory_id}
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
@@ -197,7 +214,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """Erase one memory and its history for good (the user asked to forget it)."""
         who = await writer(ctx)
         async with typed_errors():
-            done = await store.delete_memory(memory_id, user_id=who.user_id)
+            done = await store.delete_memory(memory_id, user_id=who.user_id, agent_id=who.agent_id)
         if not done:
             raise ToolError(f"MemoryNotFound: no memory {memory_id} for this user")
         return {"deleted": memory_id}
@@ -212,7 +229,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """Why a memory was added, replaced, merged or forgotten: its events, oldest first."""
         who = await resolve(ctx)
         async with typed_errors():
-            events = await store.history(memory_id, user_id=who.user_id)
+            events = await store.history(memory_id, user_id=who.user_id, agent_id=who.agent_id)
         return {"events": json.loads(json.dumps(events, default=str, ensure_ascii=False))}
 
     @server.tool(annotations=read_only_hint)
@@ -228,6 +245,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
                 user_id=who.user_id,
                 memory_types=[memory_type] if memory_type else None,
                 limit=limit,
+                agent_id=who.agent_id,
             )
         return {"memories": [_compact(r) for r in rows]}
 

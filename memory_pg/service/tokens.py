@@ -26,9 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory_pg import queries
 from memory_pg._base import parse_memory_id, translate_errors
+from memory_pg._validate import check_agent_id as _check_agent_id
 from memory_pg._validate import check_user_id
 from memory_pg.config import StoreSettings
-from memory_pg.errors import AuthenticationFailed, InvalidArgument, InvalidInput
+from memory_pg.errors import AuthenticationFailed, InvalidArgument
 from memory_pg.tables import tokens as t
 
 __all__ = [
@@ -102,14 +103,7 @@ def parse_duration(value: str) -> timedelta:
 
 def check_agent_id(agent_id: object) -> str | None:
     """An agent id under the rules of a user id (None: no agent)."""
-    if agent_id is None:
-        return None
-    if not isinstance(agent_id, str):
-        raise InvalidArgument(f"agent_id must be a str, got {type(agent_id).__name__}")
-    try:
-        return check_user_id(agent_id, _SETTINGS)
-    except InvalidInput as exc:
-        raise InvalidArgument(str(exc).replace("user_id", "agent_id")) from exc
+    return _check_agent_id(agent_id, _SETTINGS)
 
 
 # -- statements (pure) -------------------------------------------------------------

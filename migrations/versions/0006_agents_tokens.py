@@ -1,4 +1,17 @@
-"""Service tokens bound to tenants.
+"""Agent scope on memories, and service tokens bound to tenants.
+
+``memory_pg_memories.agent_id`` (nullable text: the agent that wrote the memory)
+and ``private`` (boolean, default false: shared with all of the user's agents;
+true: seen only by its agent, which must then be named). Adding a nullable column
+and a column with a constant default rewrites nothing; the two CHECK constraints
+read the table once. The duplicate guard becomes two partial unique indexes, one
+over shared memories and one over each agent's private ones, so a private note
+never stands in for a shared memory of the same text (or the other way round).
+Rebuilding it reads the table once, under a lock that blocks writes: on a large
+table run this revision in a quiet hour. Keys stay ``user_id`` first (Citus).
+The downgrade deletes nothing: private rows become shared ones (the guard over
+all current rows is rebuilt and fails if a private note and a shared memory of
+one user hold the same text; delete one of them first).
 
 ``memory_pg_tokens``: the bearer tokens of the service (``memory-pg serve``, the
 MCP server over HTTP). Only the sha256 of a token is kept; the token itself is
@@ -66,7 +79,57 @@ END $$
 """
 
 
+def _upgrade_memories() -> None:
+    op.add_column("memory_pg_memories", sa.Column("agent_id", sa.Text(), nullable=True))
+    op.add_column(
+        "memory_pg_memories",
+        sa.Column("private", sa.Boolean(), server_default=sa.text("false"), nullable=False),
+    )
+    op.create_check_constraint(
+        op.f("memory_pg_memories_agent_id_check"),
+        "memory_pg_memories",
+        "agent_id IS NULL OR (agent_id <> '' AND length(agent_id) <= 255)",
+    )
+    op.create_check_constraint(
+        op.f("memory_pg_memories_private_check"),
+        "memory_pg_memories",
+        "NOT private OR agent_id IS NOT NULL",
+    )
+    op.drop_index("memory_pg_memories_user_type_hash_key", table_name="memory_pg_memories")
+    op.create_index(
+        "memory_pg_memories_user_type_hash_key",
+        "memory_pg_memories",
+        ["user_id", "memory_type", "content_hash"],
+        unique=True,
+        postgresql_where=sa.text("superseded_at IS NULL AND NOT private"),
+    )
+    op.create_index(
+        "memory_pg_memories_user_agent_type_hash_key",
+        "memory_pg_memories",
+        ["user_id", "agent_id", "memory_type", "content_hash"],
+        unique=True,
+        postgresql_where=sa.text("superseded_at IS NULL AND private"),
+    )
+
+
+def _downgrade_memories() -> None:
+    op.drop_index("memory_pg_memories_user_agent_type_hash_key", table_name="memory_pg_memories")
+    op.drop_index("memory_pg_memories_user_type_hash_key", table_name="memory_pg_memories")
+    op.create_index(
+        "memory_pg_memories_user_type_hash_key",
+        "memory_pg_memories",
+        ["user_id", "memory_type", "content_hash"],
+        unique=True,
+        postgresql_where=sa.text("superseded_at IS NULL"),
+    )
+    op.drop_constraint(op.f("memory_pg_memories_private_check"), "memory_pg_memories")
+    op.drop_constraint(op.f("memory_pg_memories_agent_id_check"), "memory_pg_memories")
+    op.drop_column("memory_pg_memories", "private")
+    op.drop_column("memory_pg_memories", "agent_id")
+
+
 def upgrade() -> None:
+    _upgrade_memories()
     op.create_table(
         "memory_pg_tokens",
         sa.Column("user_id", sa.Text(), nullable=False),
@@ -105,3 +168,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("memory_pg_tokens")
+    _downgrade_memories()

@@ -217,3 +217,32 @@ def test_an_admin_token_erases_a_user_but_has_no_user_routes(service, fresh_user
         assert admin.delete(f"/v1/admin/users/{victim}").json() == {"deleted": 1}
     with service.client(service.token(victim).token) as c:
         assert c.get("/v1/stats").json()["memories"] == 0
+
+
+def test_agents_of_one_user_share_decisions_and_keep_private_notes(service, fresh_user):
+    user = fresh_user("team")
+    planner = service.token(user, agent_id="planner").token
+    coder = service.token(user, agent_id="coder").token
+    with service.client(planner) as p, service.client(coder) as c:
+        decision = _add(p, "We use PostgreSQL for storage", memory_type="key_decision")
+        note = _add(c, "storage tests are slow on my laptop", memory_type="todo", private=True)
+        seen = {
+            h["id"]: h
+            for h in c.post("/v1/search", json={"query": "storage", "top_k": 10}).json()["results"]
+        }
+        assert set(seen) == {decision, note}
+        assert seen[decision]["agent_id"] == "planner" and not seen[decision]["private"]
+        planner_hits = p.post("/v1/search", json={"query": "storage", "top_k": 10}).json()[
+            "results"
+        ]
+        assert [h["id"] for h in planner_hits] == [decision]
+        by_writer = c.post("/v1/search", json={"query": "storage", "agent_ids": ["planner"]}).json()
+        assert [h["id"] for h in by_writer["results"]] == [decision]
+        # The planner cannot reach the coder's private note by id either.
+        assert p.get(f"/v1/memories/{note}").status_code == 404
+        assert p.delete(f"/v1/memories/{note}").status_code == 404
+        assert p.put(f"/v1/memories/{note}", json={"text": "x"}).status_code == 404
+        # A token acts as its own agent only.
+        r = p.post("/v1/memories", json={"text": "pretend", "agent_id": "coder"})
+        assert r.status_code == 403
+        assert c.get(f"/v1/memories/{note}").json()["private"] is True
