@@ -170,7 +170,8 @@ class _Limits:
     """ASGI middleware: refuse bodies over the limit (413) and log each request.
 
     A declared ``Content-Length`` over the limit is refused before reading; a body
-    streamed without one is counted as it arrives and refused when it passes.
+    sent without one (chunked) is read up to the limit first, and refused past it,
+    before the app sees any of it.
     """
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, mcp: ASGIApp | None = None) -> None:
@@ -191,38 +192,38 @@ class _Limits:
             return
         started = time.perf_counter()
         status = {"code": 0}
-        too_large = False
+        declared: int | None = None
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 try:
-                    too_large = int(value) > self.max
+                    declared = int(value)
                 except ValueError:
-                    too_large = True
+                    declared = self.max + 1
 
         async def send_status(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
             await send(message)
 
-        if too_large:
+        if declared is not None and declared > self.max:
             await _send_413(send_status, self.max)
+        elif declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            first = await _read_limited(receive, self.max)
+            if first is None:
+                await _send_413(send_status, self.max)
+            else:
+                replayed = False
+
+                async def replay() -> Message:
+                    nonlocal replayed
+                    if not replayed:
+                        replayed = True
+                        return first
+                    return await receive()
+
+                await self._target(scope)(scope, replay, send_status)
         else:
-            seen = 0
-
-            async def counted() -> Message:
-                nonlocal seen
-                message = await receive()
-                if message["type"] == "http.request":
-                    seen += len(message.get("body", b""))
-                    if seen > self.max:
-                        raise _BodyTooLarge
-                return message
-
-            try:
-                await self._target(scope)(scope, counted, send_status)
-            except _BodyTooLarge:
-                if not status["code"]:
-                    await _send_413(send_status, self.max)
+            await self._target(scope)(scope, receive, send_status)
         state = scope.get("state") or {}
         logger.info(
             "%s",
@@ -239,8 +240,21 @@ class _Limits:
         )
 
 
-class _BodyTooLarge(Exception):
-    pass
+async def _read_limited(receive: Receive, limit: int) -> Message | None:
+    """The whole body as one message, or None past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return message  # the client left: pass that on
+        body = message.get("body", b"")
+        size += len(body)
+        if size > limit:
+            return None
+        chunks.append(body)
+        if not message.get("more_body", False):
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
 
 async def _send_413(send: Send, limit: int) -> None:
@@ -522,8 +536,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     @app.get("/v1/admin/stats", tags=["admin"])
     async def admin_stats(info: AdminToken) -> JSONResponse:
         """Counts of the whole database (the service's role must see every user)."""
-        unbound = store.user_id is None
-        return _json(await store.stats() if unbound else {"error": "store bound to a user"})
+        return _json(await store.stats())
 
     @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
     async def admin_erase(user_id: str, info: AdminToken) -> JSONResponse:

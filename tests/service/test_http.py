@@ -201,6 +201,13 @@ def test_bad_requests_get_4xx_with_a_message_and_write_nothing(service, fresh_us
                 413,
             ),
         ]
+        # Streamed without a length (chunked): counted as it arrives, refused past the limit.
+        chunked = c.post(
+            "/v1/memories",
+            content=iter([b'{"text": "' + b"y" * 700_000, b"y" * 700_000 + b'"}']),
+            headers={"content-type": "application/json"},
+        )
+        cases.append((chunked, 413))
         for response, status in cases:
             assert response.status_code == status, (status, response.text)
             error = response.json()["error"]
