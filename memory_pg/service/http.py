@@ -11,6 +11,7 @@ memory's text. OpenAPI at ``/docs``; ``/healthz`` (the process) and ``/readyz``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -299,6 +300,9 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await store.open()
+        # Load the model before the first request (it loads lazily): otherwise the
+        # first requests all wait for it, and /readyz would answer before it is ready.
+        await asyncio.to_thread(store.embedder.embed_query, "ready")
         async with contextlib.AsyncExitStack() as stack:
             if mcp_app is not None:
                 await stack.enter_async_context(mcp_app.lifespan())
