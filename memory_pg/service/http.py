@@ -378,6 +378,16 @@ async def _writer_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> Tok
     return info
 
 
+async def _whole_user_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
+    # Export and erase reach every agent's private notes: not for an agent's token.
+    if info.agent_id is not None:
+        raise PermissionDenied(
+            "export and erase act on all of the user's memories, every agent's private "
+            "ones included: use a token without an agent (token create --user U)"
+        )
+    return info
+
+
 async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
     if not info.is_admin:
         raise PermissionDenied("this route needs an admin token (memory-pg token create --admin)")
@@ -387,6 +397,7 @@ async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo
 UserToken = Annotated[TokenInfo, Depends(_user_token)]
 WriterToken = Annotated[TokenInfo, Depends(_writer_token)]
 AdminToken = Annotated[TokenInfo, Depends(_admin_token)]
+WholeUserToken = Annotated[TokenInfo, Depends(_whole_user_token)]
 
 
 def check_names(info: TokenInfo, user_id: str | None, agent_id: str | None) -> None:
@@ -521,15 +532,17 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json({"events": await store.history(user_id=info.user_id, agent_id=info.agent_id)})
 
     @app.get("/v1/export", tags=["user"])
-    async def export(info: UserToken) -> PlainTextResponse:
+    async def export(info: WholeUserToken) -> PlainTextResponse:
         """The user's memories as JSON lines (no vectors)."""
         out = io.StringIO()
         await store.export_user_memory(out, user_id=info.user_id)
         return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
     @app.delete("/v1/user", tags=["user"])
-    async def erase(info: WriterToken) -> JSONResponse:
+    async def erase(info: WholeUserToken) -> JSONResponse:
         """Erase everything of the token's own user: memories, buffer, history."""
+        if info.read_only:
+            raise PermissionDenied("this token is read-only")
         return _json({"deleted": await store.clear_user_memory(info.user_id)})
 
     @app.get("/v1/stats", tags=["user"])

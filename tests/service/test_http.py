@@ -253,3 +253,7 @@ def test_agents_of_one_user_share_decisions_and_keep_private_notes(service, fres
         r = p.post("/v1/memories", json={"text": "pretend", "agent_id": "coder"})
         assert r.status_code == 403
         assert c.get(f"/v1/memories/{note}").json()["private"] is True
+        # Export and erase reach every agent's notes: refused to an agent's token.
+        assert p.get("/v1/export").status_code == 403
+        assert p.delete("/v1/user").status_code == 403
+        assert c.get(f"/v1/memories/{note}").status_code == 200
