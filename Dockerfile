@@ -1,4 +1,4 @@
-# memory-pg's command line in a container (used by docker-compose.yml's migrate and jobs services).
+# memory-pg's command line in a container (docker-compose.yml's migrate, jobs and api services).
 FROM python:3.11-slim
 # The CPU build of torch: the default Linux wheel on PyPI carries CUDA (several GB).
 ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
@@ -10,8 +10,10 @@ WORKDIR /app
 COPY pyproject.toml constraints.txt README.md alembic.ini ./
 COPY memory_pg ./memory_pg
 COPY migrations ./migrations
-RUN pip install -c constraints.txt ".[llm]"
+RUN pip install -c constraints.txt ".[llm,service]"
 RUN useradd --create-home memory
 USER memory
+# memory-pg serve (the api service) listens here.
+EXPOSE 8080
 ENTRYPOINT ["memory-pg"]
 CMD ["healthcheck"]

@@ -27,6 +27,8 @@ from sqlalchemy.sql.elements import TextClause
 
 from memory_pg import _facts, lifecycle, pooling, queries, roles
 from memory_pg._validate import (
+    check_agent_id,
+    check_agent_ids,
     check_importance,
     check_memory_type,
     check_metadata,
@@ -48,6 +50,8 @@ from memory_pg.errors import (
     InvalidArgument,
     InvalidImport,
     InvalidInput,
+    MemoryConflict,
+    MemoryNotFound,
     MemoryPgError,
     QueryTimeout,
     SchemaNotReady,
@@ -102,6 +106,9 @@ class MemoryInput:
     #: Text that frames the memory, such as the turn a dialogue turn answers: embedded
     #: and indexed with it so a search finds the memory through it; not part of it.
     context: str | None = None
+    #: Seen only by the agent that writes it (the write's ``agent_id``), not shared
+    #: with the user's other agents.
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,8 @@ class _Prepared:
     importances: list[float]
     contexts: list[str | None] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
+    #: The agent that writes these memories (None: the user's own write).
+    agent_id: str | None = None
 
     @property
     def embed_texts(self) -> list[str]:
@@ -252,6 +261,12 @@ class StoreCore:
             )
         return uid
 
+    def _agent(self, agent_id: object) -> str | None:
+        return check_agent_id(agent_id, self.settings)
+
+    def _agents(self, agent_ids: object) -> tuple[str, ...] | None:
+        return check_agent_ids(agent_ids, self.settings)
+
     def _check_query(self, query: object) -> str:
         return check_text(query, self.settings, what="query")
 
@@ -284,11 +299,20 @@ class StoreCore:
             f"a memory is a str, a dict or a MemoryInput, not {type(item).__name__}"
         )
 
-    def _prepare(self, user_id: str | None, items: Iterable[object]) -> _Prepared:
+    def _prepare(
+        self, user_id: str | None, items: Iterable[object], agent_id: str | None = None
+    ) -> _Prepared:
         uid = self._scope(user_id)
+        agent = check_agent_id(agent_id, self.settings)
         coerced = [self._coerce_item(item) for item in items]
-        prepared = _Prepared(uid, [], [], [], [], [])
+        prepared = _Prepared(uid, [], [], [], [], [], agent_id=agent)
         for item in coerced:
+            if not isinstance(item.private, bool):
+                raise InvalidArgument("private must be true or false")
+            if item.private and agent is None:
+                raise InvalidArgument(
+                    "a private memory needs the agent_id of the agent it belongs to"
+                )
             text = check_text(item.text, self.settings)
             check_memory_type(item.memory_type, self.settings)
             prepared.items.append(item)
@@ -304,6 +328,29 @@ class StoreCore:
             check_time(item.event_time, "event_time")
             check_time(item.expires_at, "expires_at")
         return prepared
+
+    @staticmethod
+    def _replacement(
+        old: Mapping[str, Any] | None,
+        old_id: uuid.UUID,
+        text: str,
+        metadata: Mapping[str, Any] | None,
+        importance: float | None,
+        agent_id: str | None = None,
+    ) -> tuple[MemoryInput, str | None]:
+        """The new memory that replaces ``old`` (its type, topic and scope, new text), and
+        the agent that writes it: the caller's, or the owner of a private memory."""
+        if old is None:
+            raise MemoryNotFound(f"no memory {old_id} for this user")
+        item = MemoryInput(
+            text,
+            old["memory_type"],
+            old["metadata"] if metadata is None else metadata,
+            old["topic"],
+            old["importance"] if importance is None else importance,
+            private=bool(old.get("private")),
+        )
+        return item, old.get("agent_id") if item.private else agent_id
 
     def _rows(self, prepared: _Prepared, vectors: np.ndarray[Any, Any]) -> list[queries.NewMemory]:
         if vectors.shape != (len(prepared.texts), self.embedder.dimension):
@@ -334,6 +381,8 @@ class StoreCore:
                     event_time=item.event_time,
                     expires_at=item.expires_at,
                     context=prepared.contexts[i],
+                    agent_id=prepared.agent_id,
+                    private=item.private,
                 )
             )
         return rows
@@ -347,6 +396,8 @@ class StoreCore:
         as_of: datetime | None,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> queries.SearchFilters:
         types = None
         if memory_types is not None:
@@ -362,6 +413,8 @@ class StoreCore:
             as_of=check_time(as_of, "as_of"),
             min_similarity=_check_gate(min_similarity, "min_similarity"),
             min_lexical=_check_gate(min_lexical, "min_lexical"),
+            agent_id=check_agent_id(agent_id, self.settings),
+            agent_ids=check_agent_ids(agent_ids, self.settings),
         )
 
     # -- plans ------------------------------------------------------------------
@@ -399,6 +452,8 @@ class StoreCore:
                         else None
                         for r in chunk
                     ],
+                    [r.private for r in chunk],
+                    rows[0].agent_id,
                 )
                 for c in result:
                     found[start + c["i"]].append(
@@ -452,16 +507,26 @@ class StoreCore:
         # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.
         missing = [r for r, i in zip(rows, ids, strict=True) if i == r.id and r.id not in inserted]
         missing_ids = {r.id for r in missing}
-        resolved: dict[tuple[str, str], uuid.UUID] = {}
-        if missing:
-            pairs = sorted({(r.memory_type, r.content_hash) for r in missing})
-            rows_found = yield queries.find_current_by_hash(user_id, pairs)
-            resolved = {(f["memory_type"], f["content_hash"]): f["id"] for f in rows_found}
+        resolved: dict[tuple[str, str, bool], uuid.UUID] = {}
+        for private in sorted({r.private for r in missing}):
+            pairs = sorted(
+                {(r.memory_type, r.content_hash) for r in missing if r.private == private}
+            )
+            rows_found = yield queries.find_current_by_hash(
+                user_id, pairs, private=private, agent_id=rows[0].agent_id
+            )
+            resolved.update(
+                {(f["memory_type"], f["content_hash"], private): f["id"] for f in rows_found}
+            )
         # Again after the writes: a reembed that swapped the model while this transaction
         # waited is visible now, and its swap waits for this transaction (table locks).
         yield from self._plan_model_unchanged()
         return [
-            str(resolved.get((r.memory_type, r.content_hash), i) if r.id in missing_ids else i)
+            str(
+                resolved.get((r.memory_type, r.content_hash, r.private), i)
+                if r.id in missing_ids
+                else i
+            )
             for r, i in zip(rows, ids, strict=True)
         ]
 
@@ -484,6 +549,8 @@ class StoreCore:
         # them before, so rounding in the matrix product never changes a decision.
         approx = vectors @ vectors.T
         types = np.asarray([row.memory_type for row in rows], dtype=object)
+        # A memory meets only memories of its own scope (shared, or private).
+        privates = np.asarray([row.private for row in rows], dtype=bool)
         hashes = np.asarray([row.content_hash for row in rows], dtype=object)
         at = {row.id: i for i, row in enumerate(rows)}
         live = np.zeros(len(rows), dtype=bool)  # earlier rows that are current memories
@@ -492,7 +559,7 @@ class StoreCore:
         decisions: list[lifecycle.Decision] = []
         for i, row in enumerate(rows):
             cands = [c for c in found[i] if c.id not in gone]
-            eligible = live[:i] & (types[:i] == row.memory_type)
+            eligible = live[:i] & (types[:i] == row.memory_type) & (privates[:i] == row.private)
             if eligible.any():
                 picked = self._batch_candidates(rows, i, eligible, approx, hashes, by_topic, live)
                 for j, sim in picked:
@@ -550,7 +617,7 @@ class StoreCore:
         if duplicates.size:
             picked.add(int(duplicates[0]))
         if row.topic is not None:
-            picked.update(j for j in by_topic.get((row.memory_type, row.topic), ()) if live[j])
+            picked.update(j for j in by_topic.get((row.memory_type, row.topic), ()) if eligible[j])
         if _facts.is_change(row.text):
             # A statement of change may replace any earlier row, however dissimilar.
             picked.update(int(j) for j in np.flatnonzero(eligible))
@@ -562,6 +629,36 @@ class StoreCore:
         for j in picked - sims.keys():
             sims[j] = float(np.dot(rows[j].embedding, row.embedding))
         return [(j, sims[j]) for j in sorted(picked)]
+
+    def _plan_replace(
+        self, old_id: uuid.UUID, rows: list[queries.NewMemory], agent_id: str | None = None
+    ) -> Plan[str]:
+        """Write ``rows[0]`` and mark the current memory ``old_id`` replaced by it.
+
+        The old row is locked first; a row already replaced (or expired) raises
+        :class:`MemoryConflict` and nothing is written.
+        """
+        user_id = rows[0].user_id
+        found = yield queries.get_memory(user_id, old_id, agent_id).with_for_update()
+        if not found:
+            raise MemoryNotFound(f"no memory {old_id} for this user")
+        old = found[0]
+        if old["superseded_at"] is not None or (
+            old["expires_at"] is not None and old["expires_at"] <= lifecycle.utcnow()
+        ):
+            raise MemoryConflict(
+                f"memory {old_id} is no longer current"
+                + (f" (replaced by {old['superseded_by']})" if old["superseded_by"] else "")
+                + ": replace its current successor"
+            )
+        ids = yield from self._plan_insert(rows)
+        new_id = uuid.UUID(ids[0])
+        if new_id != old_id:
+            marked = yield lifecycle.supersede_many(user_id, {old_id: new_id})
+            if marked:
+                detail = {"reason": "replaced", "by": str(new_id)}
+                yield lifecycle.history_events(user_id, [(old_id, "superseded", detail)])
+        return ids[0]
 
     def _plan_import(self, rows: list[queries.NewMemory]) -> Plan[int]:
         """Insert exported rows as they were; ids or texts already there are skipped."""
@@ -625,11 +722,14 @@ class StoreCore:
         return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
 
     @staticmethod
-    def _plan_delete(user_id: str, memory_id: uuid.UUID) -> Plan[bool]:
+    def _plan_delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None = None) -> Plan[bool]:
         # Alone among the user's writes: one that merged into this memory must not log
         # an event after its history is gone.
         yield lifecycle.xact_lock(lifecycle.user_lock_key(user_id))
-        rows = yield queries.delete_memory(user_id, memory_id)
+        rows = yield queries.delete_memory(user_id, memory_id, agent_id)
+        if agent_id is not None and not rows:
+            # Another agent's private memory (or none): its history is not this agent's.
+            return False
         # The erased text may be quoted in the history: it goes too.
         yield queries.delete_history_of(user_id, memory_id)
         return bool(rows)
@@ -742,6 +842,12 @@ class StoreCore:
                 raise InvalidImport(f"line {number} is not a memory object with a 'text'")
             try:
                 item, override = _import_record(record)
+                # Agent scope as exported (not an override of the insert: NewMemory fields).
+                agent = check_agent_id(record.get("agent_id"), self.settings)
+                private = record.get("private", False)
+                if not isinstance(private, bool) or (private and agent is None):
+                    raise InvalidImport("private must be a bool, with an agent_id")
+                override["agent_id"], override["private"] = agent, private
                 # Each record is checked on its own, so an error can name its line.
                 self._prepare(uid, [item])
                 vector = _import_vector(
@@ -775,8 +881,12 @@ class StoreCore:
         for row, override in zip(rows, prepared.overrides, strict=True):
             override = dict(override)
             memory_id = override.pop("id", row.id)
+            scope = {"agent_id": override.pop("agent_id", None)}
+            scope["private"] = override.pop("private", False)
             out.append(
-                queries.NewMemory(**{**row.__dict__, "id": memory_id, "overrides": override})
+                queries.NewMemory(
+                    **{**row.__dict__, **scope, "id": memory_id, "overrides": override}
+                )
             )
         return out
 

@@ -118,6 +118,11 @@ def _child_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _cmd_demo(args: argparse.Namespace, ctx: Any) -> int:
+    if args.agents:
+        from memory_pg.service import demo
+
+        # The agents demo has a user of its own unless one is given.
+        return demo.run(ctx, demo.DEMO_USER if args.demo_user == DEMO_USER else args.demo_user)
     user = args.demo_user
     if args.phase == "recall":
         return _recall(ctx, user)
@@ -146,5 +151,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="demo_user",
         default=os.environ.get("MEMORY_PG_DEMO_USER", DEMO_USER),
         help=f"the demo's user, erased at the start (env MEMORY_PG_DEMO_USER; default {DEMO_USER})",
+    )
+    p.add_argument(
+        "--agents",
+        action="store_true",
+        help="two agents of one user share a decision through the service; a private "
+        "note stays private (needs the service extra)",
     )
     p.set_defaults(handler=_cmd_demo)

@@ -123,6 +123,29 @@ def check_user_id(user_id: object, settings: StoreSettings) -> str:
     return user_id
 
 
+def check_agent_id(agent_id: object, settings: StoreSettings) -> str | None:
+    """An agent id under the rules of a user id, or None (no agent)."""
+    if agent_id is None:
+        return None
+    if not isinstance(agent_id, str):
+        raise InvalidArgument(f"agent_id must be a str, got {type(agent_id).__name__}")
+    try:
+        return check_user_id(agent_id, settings)
+    except InvalidUserId as exc:
+        raise InvalidArgument(str(exc).replace("user_id", "agent_id")) from exc
+
+
+def check_agent_ids(agent_ids: object, settings: StoreSettings) -> tuple[str, ...] | None:
+    """A filter on writers: a list of agent ids (a single str is one), or None."""
+    if agent_ids is None:
+        return None
+    if isinstance(agent_ids, str):
+        agent_ids = [agent_ids]
+    if not isinstance(agent_ids, (list, tuple)) or not agent_ids:
+        raise InvalidArgument("agent_ids must be a non-empty list of agent ids")
+    return tuple(str(check_agent_id(a, settings)) for a in agent_ids)
+
+
 def check_memory_type(memory_type: object, settings: StoreSettings) -> str:
     """A memory type the store knows (built in or added in ``StoreSettings.memory_types``)."""
     if not isinstance(memory_type, str) or memory_type not in settings.memory_types:

@@ -7,7 +7,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -26,7 +26,13 @@ from memory_pg._base import (
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder
 from memory_pg.lifecycle import Judge
-from memory_pg.store import MemoryStore, _engine_options, _materialize, _stats_dict
+from memory_pg.store import (
+    MemoryStore,
+    _engine_options,
+    _materialize,
+    _stats_dict,
+    _vector_list,
+)
 
 __all__ = ["AsyncMemoryStore"]
 
@@ -162,34 +168,63 @@ class AsyncMemoryStore(StoreCore):
         event_time: datetime | None = None,
         expires_at: datetime | None = None,
         context: str | None = None,
+        agent_id: str | None = None,
+        private: bool = False,
         conn: AsyncConnection | None = None,
     ) -> str:
         """See :meth:`MemoryStore.add_memory`."""
         item = MemoryInput(
-            text, memory_type, metadata, topic, importance, event_time, expires_at, context
+            text, memory_type, metadata, topic, importance, event_time, expires_at, context, private
         )
-        return (await self.add_memories([item], user_id=user_id, conn=conn))[0]
+        return (await self.add_memories([item], user_id=user_id, agent_id=agent_id, conn=conn))[0]
 
     async def add_memories(
         self,
         items: Iterable[MemoryInput | Mapping[str, Any] | str],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
         conn: AsyncConnection | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.add_memories`."""
         await self._ready()
-        prepared = self._prepare(user_id, items)
+        prepared = self._prepare(user_id, items, agent_id)
         if not prepared.texts:
             return []
         vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
         rows = self._rows(prepared, vectors)
         return await self._run(self._plan_insert(rows), prepared.user_id, conn)
 
-    async def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+    async def replace_memory(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        agent_id: str | None = None,
+    ) -> str:
+        """See :meth:`MemoryStore.replace_memory`."""
+        await self._ready()
+        uid = self._scope(user_id)
+        old_id = parse_memory_id(memory_id)
+        old = await self.get(str(old_id), user_id=uid, agent_id=agent_id)
+        item, writer = self._replacement(old, old_id, text, metadata, importance, agent_id)
+        prepared = self._prepare(uid, [item], writer)
+        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
+        return await self._run(
+            self._plan_replace(old_id, self._rows(prepared, vectors), agent_id), uid
+        )
+
+    async def delete_memory(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> bool:
         """See :meth:`MemoryStore.delete_memory`."""
         uid = self._scope(user_id)
-        return await self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+        return await self._run(
+            self._plan_delete(uid, parse_memory_id(memory_id), self._agent(agent_id)), uid
+        )
 
     async def clear_user_memory(self, user_id: str | None = None) -> int:
         """See :meth:`MemoryStore.clear_user_memory`."""
@@ -223,12 +258,13 @@ class AsyncMemoryStore(StoreCore):
         memories: Iterable[Any],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.commit_compaction`."""
         await self._ready()
         uid = self._scope(user_id)
         ids = buffer.check_turn_ids(turn_ids)
-        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories], agent_id)
         insert_plan = None
         if prepared.texts:
             vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
@@ -250,6 +286,8 @@ class AsyncMemoryStore(StoreCore):
         min_similarity: float | None = None,
         min_lexical: float | None = None,
         full_text_only: bool = False,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -257,7 +295,15 @@ class AsyncMemoryStore(StoreCore):
         text = self._check_query(query)
         k = validate_top_k(top_k)
         filters = self._search_filters(
-            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+            memory_types,
+            since,
+            until,
+            metadata_filter,
+            as_of,
+            min_similarity,
+            min_lexical,
+            agent_id,
+            agent_ids,
         )
         vector = (
             None if full_text_only else await asyncio.to_thread(self.embedder.embed_query, text)
@@ -265,23 +311,70 @@ class AsyncMemoryStore(StoreCore):
         plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
         return await self._run(plan, uid, ef_search=self.ef_search)
 
-    async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+    async def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, Any] | None:
         """See :meth:`MemoryStore.get`."""
         uid = self._scope(user_id)
-        stmt = queries.get_memory(uid, parse_memory_id(memory_id))
+        stmt = queries.get_memory(uid, parse_memory_id(memory_id), self._agent(agent_id))
         rows = await self._run(self._plan_one(stmt), uid)
         return memory_dict(rows[0]) if rows else None
 
     async def history(
-        self, memory_id: str | None = None, *, user_id: str | None = None
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.history`."""
         uid = self._scope(user_id)
         mid = parse_memory_id(memory_id) if memory_id is not None else None
-        rows = await self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+        rows = await self._run(
+            self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
+        )
         return [memory_dict(r) for r in rows]
 
     async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """See :meth:`MemoryStore.stats`."""
         uid = self._scope(user_id) if (user_id or self._user_id) else None
         return _stats_dict(await self._run(self._plan_stats(uid), uid), uid)
+
+    async def list_memories(
+        self,
+        *,
+        user_id: str | None = None,
+        memory_types: Sequence[str] | None = None,
+        include_inactive: bool = False,
+        limit: int | None = None,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.list_memories`."""
+        uid = self._scope(user_id)
+        stmt = queries.list_memories(
+            uid,
+            memory_types=memory_types,
+            include_inactive=include_inactive,
+            limit=limit,
+            agent_id=self._agent(agent_id),
+            agent_ids=self._agents(agent_ids),
+        )
+        return [memory_dict(r) for r in await self._run(self._plan_one(stmt), uid)]
+
+    async def export_user_memory(
+        self,
+        target: IO[str],
+        *,
+        user_id: str | None = None,
+        include_inactive: bool = True,
+        with_embeddings: bool = False,
+    ) -> int:
+        """See :meth:`MemoryStore.export_user_memory` (an open text file only)."""
+        uid = self._scope(user_id)
+        rows = await self._run(self._plan_one(queries.export_rows(uid, include_inactive)), uid)
+        for row in rows:
+            embedding = row.pop("embedding", None)
+            vec = _vector_list(embedding) if with_embeddings and embedding is not None else None
+            target.write(self._export_line(row, vec) + "\n")
+        return len(rows)

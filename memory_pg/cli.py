@@ -27,6 +27,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "memory_pg._cli_hermes",
     "memory_pg._cli_eval",
     "memory_pg._cli_lifecycle",
+    "memory_pg.service.cli",
 )
 
 

@@ -296,6 +296,8 @@ def _consolidate_one(
                 m.c.user_id == user_id,
                 m.c.memory_type == memory_type,
                 *queries.current_conditions(None),
+                # A summary is shared: an agent's private notes never go into one.
+                queries.visible_to(None),
             )
             .order_by(m.c.created_at, m.c.id)
             .limit(policy.max_rows_per_type)

@@ -186,3 +186,22 @@ class RoleRequired(AccessDenied):
 
 
 __all__ += ["RoleRequired"]
+
+
+class AuthenticationFailed(MemoryPgError):
+    """A service request with no token, or one that is unknown, revoked or expired."""
+
+
+class PermissionDenied(MemoryPgError):
+    """A token that may not do this: a read-only token writing, a request naming
+    another user or agent than its token's, a user token on an admin route."""
+
+
+__all__ += ["AuthenticationFailed", "PermissionDenied"]
+
+
+class MemoryConflict(MemoryPgError):
+    """The memory is no longer current (replaced or expired): act on its current successor."""
+
+
+__all__ += ["MemoryConflict"]

@@ -340,8 +340,11 @@ def candidates_statement(
     topics: Sequence[str | None],
     k: int,
     word_queries: Sequence[tuple[str, str] | None] | None = None,
+    privates: Sequence[bool] | None = None,
+    agent_id: str | None = None,
 ) -> TextClause:
-    """Current memories near each new one (and those sharing its topic), in one statement.
+    """Current memories near each new one (and those sharing its topic), in one statement,
+    each in the new memory's scope (shared, or private to ``agent_id``).
 
     ``word_queries`` (one per new memory, or None) are the English and Chinese
     tsquery texts of a statement of change (:func:`change_word_queries`): its
@@ -355,7 +358,9 @@ def candidates_statement(
         topics=list(topics),
         tq_en=[q[0] if q else None for q in queries_],
         tq_zh=[q[1] if q else None for q in queries_],
+        privates=list(privates) if privates is not None else [False] * len(vectors),
         user_id=user_id,
+        agent_id=agent_id,
         k=k,
         k_words=CHANGE_CANDIDATES,
     )

@@ -3,25 +3,29 @@
 
 -- name: insert_candidates
 -- For each new memory (q.i), the current memories of the same user and type it may
--- replace or repeat: those with the same topic key, and the nearest by cosine.
+-- replace or repeat: those with the same topic key, and the nearest by cosine. Only
+-- in its own scope: a shared memory meets shared ones, a private one the private
+-- ones of its agent (:agent_id).
 SELECT q.i, c.id, c.topic, c.text, c.content_hash, c.similarity, c.same_topic
 FROM unnest(
         CAST(:idx AS int[]), CAST(:vecs AS vector[]),
-        CAST(:types AS text[]), CAST(:topics AS text[]),
+        CAST(:types AS text[]), CAST(:topics AS text[]), CAST(:privates AS boolean[]),
         CAST(:tq_en AS text[]), CAST(:tq_zh AS text[])
-     ) AS q(i, v, memory_type, topic, tq_en, tq_zh)
+     ) AS q(i, v, memory_type, topic, private, tq_en, tq_zh)
 CROSS JOIN LATERAL (
     (SELECT m.id, m.topic, m.text, m.content_hash,
             1 - (m.embedding <=> q.v) AS similarity, true AS same_topic
        FROM memory_pg_memories m
       WHERE m.user_id = :user_id AND m.memory_type = q.memory_type
         AND q.topic IS NOT NULL AND m.topic = q.topic
+        AND m.private = q.private AND (NOT m.private OR m.agent_id = :agent_id)
         AND m.superseded_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now()))
     UNION ALL
     (SELECT m.id, m.topic, m.text, m.content_hash,
             1 - (m.embedding <=> q.v) AS similarity, false AS same_topic
        FROM memory_pg_memories m
       WHERE m.user_id = :user_id AND m.memory_type = q.memory_type
+        AND m.private = q.private AND (NOT m.private OR m.agent_id = :agent_id)
         AND m.superseded_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
       ORDER BY m.embedding <=> q.v
       LIMIT :k)
@@ -36,6 +40,7 @@ CROSS JOIN LATERAL (
                      AS tsq) AS w
       WHERE q.tq_en IS NOT NULL
         AND m.user_id = :user_id AND m.memory_type = q.memory_type
+        AND m.private = q.private AND (NOT m.private OR m.agent_id = :agent_id)
         AND m.superseded_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
         AND m.search_tsv @@ w.tsq
       ORDER BY ts_rank(m.search_tsv, w.tsq) DESC, m.created_at DESC

@@ -80,6 +80,8 @@ MEMORY_COLUMNS = (
     m.c.expires_at,
     m.c.embedding_model,
     m.c.context,
+    m.c.agent_id,
+    m.c.private,
 )
 
 
@@ -100,6 +102,9 @@ class NewMemory:
     event_time: datetime | None
     expires_at: datetime | None = None
     context: str | None = None
+    #: The agent that wrote it; ``private``: seen by that agent only.
+    agent_id: str | None = None
+    private: bool = False
     #: Columns an import restores as exported (id, timestamps, validity, use).
     overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -128,6 +133,8 @@ _PLAIN_COLUMNS = (
     "importance",
     "expires_at",
     "context",
+    "agent_id",
+    "private",
 )
 
 
@@ -310,17 +317,41 @@ def unnest_rows(**arrays: ColumnElement[Any]) -> TableValuedAlias:
     return func.unnest(*arrays.values()).table_valued(*arrays).render_derived()
 
 
-def find_current_by_hash(user_id: str, pairs: Sequence[tuple[str, str]]) -> Select[Any]:
-    """Current memories of a user matching (memory_type, content_hash) pairs."""
+def find_current_by_hash(
+    user_id: str,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    private: bool = False,
+    agent_id: str | None = None,
+) -> Select[Any]:
+    """Current memories of a user matching (memory_type, content_hash) pairs, in one
+    scope: the shared memories, or (``private``) the private ones of ``agent_id``."""
     conditions = [and_(m.c.memory_type == t, m.c.content_hash == h) for t, h in pairs]
+    scope = m.c.private.is_(False) if not private else and_(m.c.private, m.c.agent_id == agent_id)
     return select(m.c.id, m.c.memory_type, m.c.content_hash).where(
-        m.c.user_id == user_id, m.c.superseded_at.is_(None), or_(*conditions)
+        m.c.user_id == user_id, m.c.superseded_at.is_(None), scope, or_(*conditions)
     )
 
 
-def get_memory(user_id: str, memory_id: uuid.UUID) -> Select[Any]:
-    """One memory of a user, current or not."""
-    return select(*MEMORY_COLUMNS).where(m.c.user_id == user_id, m.c.id == memory_id)
+def visible_to(agent_id: str | BindParameter[Any] | None) -> ColumnElement[bool]:
+    """What an agent sees of its user's memories: the shared ones and its own private
+    ones. With no agent, the shared ones only."""
+    if agent_id is None:
+        return m.c.private.is_(False)
+    return or_(m.c.private.is_(False), m.c.agent_id == agent_id)
+
+
+def owned_by(agent_id: str | None) -> list[ColumnElement[bool]]:
+    """By-id access (get, replace, delete, history): an agent may not reach another
+    agent's private memory; with no agent, the user reaches all of theirs."""
+    return [] if agent_id is None else [visible_to(agent_id)]
+
+
+def get_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None = None) -> Select[Any]:
+    """One memory of a user, current or not (and, with an agent, one it may see)."""
+    return select(*MEMORY_COLUMNS).where(
+        m.c.user_id == user_id, m.c.id == memory_id, *owned_by(agent_id)
+    )
 
 
 def list_memories(
@@ -329,9 +360,13 @@ def list_memories(
     memory_types: Sequence[str] | None = None,
     include_inactive: bool = False,
     limit: int | None = None,
+    agent_id: str | None = None,
+    agent_ids: Sequence[str] | None = None,
 ) -> Select[Any]:
-    """Memories of a user, newest first."""
-    stmt = select(*MEMORY_COLUMNS).where(m.c.user_id == user_id)
+    """Memories of a user that ``agent_id`` sees (:func:`visible_to`), newest first."""
+    stmt = select(*MEMORY_COLUMNS).where(m.c.user_id == user_id, visible_to(agent_id))
+    if agent_ids:
+        stmt = stmt.where(m.c.agent_id.in_(list(agent_ids)))
     if memory_types:
         stmt = stmt.where(m.c.memory_type.in_(list(memory_types)))
     if not include_inactive:
@@ -380,12 +415,17 @@ class SearchFilters:
     as_of: datetime | None = None
     min_similarity: float | None = None
     min_lexical: float | None = None
+    #: The agent searching: it sees the shared memories and its own private ones
+    #: (none: the shared ones only).
+    agent_id: str | None = None
+    #: Only memories written by these agents.
+    agent_ids: tuple[str, ...] | None = None
 
 
 def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElement[bool]]:
     """The WHERE conditions of a search: the user first, then the filters (values bound)."""
     values = {"search_user_id": user_id, **_filter_values(filters)}
-    return _filter_conditions(*_filter_shape(filters), values=values)
+    return _filter_conditions(*_filter_shape(filters), values=values, **_scope_shape(filters))
 
 
 #: The search's parameters: declared once, given their values at execution. None has
@@ -402,6 +442,12 @@ _P_META = bindparam("meta_filter", type_=JSONB)
 _P_AS_OF = bindparam("as_of", type_=DateTime(timezone=True))
 _P_MIN_SIMILARITY = bindparam("min_similarity", type_=Float)
 _P_MIN_LEXICAL = bindparam("min_lexical", type_=Float)
+_P_VIEWER = bindparam("viewer_agent", type_=m.c.agent_id.type)
+_P_WRITERS = bindparam("writer_agents", type_=m.c.agent_id.type, expanding=True)
+
+
+def _scope_shape(filters: SearchFilters) -> dict[str, bool]:
+    return {"viewer": filters.agent_id is not None, "writers": bool(filters.agent_ids)}
 
 
 def _filter_shape(filters: SearchFilters) -> tuple[bool, bool, bool, bool, bool]:
@@ -426,6 +472,10 @@ def _filter_values(filters: SearchFilters) -> dict[str, Any]:
         values["meta_filter"] = filters.metadata
     if filters.as_of is not None:
         values["as_of"] = filters.as_of
+    if filters.agent_id is not None:
+        values["viewer_agent"] = filters.agent_id
+    if filters.agent_ids:
+        values["writer_agents"] = list(filters.agent_ids)
     return values
 
 
@@ -436,6 +486,9 @@ def _filter_conditions(
     metadata: bool,
     as_of: bool,
     values: dict[str, Any] | None = None,
+    *,
+    viewer: bool = False,
+    writers: bool = False,
 ) -> list[ColumnElement[bool]]:
     """The conditions of a filter shape; with ``values``, each parameter carries its value."""
 
@@ -454,6 +507,9 @@ def _filter_conditions(
         conds.append(m.c.event_time < p(_P_UNTIL))
     if metadata:
         conds.append(m.c.metadata.op("@>")(p(_P_META)))
+    conds.append(visible_to(p(_P_VIEWER) if viewer else None))
+    if writers:
+        conds.append(m.c.agent_id.in_(p(_P_WRITERS)))
     return conds
 
 
@@ -652,6 +708,9 @@ class SearchShape:
     english: bool = False
     cjk: bool = False
     touch: bool = False
+    #: Agent scope (see :func:`visible_to`): a searching agent, a filter on writers.
+    viewer: bool = False
+    writers: bool = False
     #: ``RankingSettings`` as a hashable key; ``ranking`` is what it was made from.
     ranking_key: tuple[tuple[str, Any], ...] = ()
     ranking: RankingSettings = field(
@@ -696,6 +755,7 @@ def search_statement(
         english=bool(en_any),
         cjk=bool(cjk_any),
         touch=touch,
+        **_scope_shape(filters),
         ranking_key=_ranking_key(rs),
         ranking=rs,
         lexical_constants=(BM25_K1, BM25_B, BM25_AVG_LENGTH, IDF_SAMPLE, PULL_MAX_SHARE),
@@ -766,7 +826,13 @@ def build_search(shape: SearchShape) -> Select[Any]:
     """
     rs = shape.ranking
     conds = _filter_conditions(
-        shape.memory_types, shape.since, shape.until, shape.metadata, shape.as_of
+        shape.memory_types,
+        shape.since,
+        shape.until,
+        shape.metadata,
+        shape.as_of,
+        viewer=shape.viewer,
+        writers=shape.writers,
     )
     distance = m.c.embedding.cosine_distance(_P_VECTOR)
 
@@ -902,9 +968,13 @@ def touch_memories(user_id: str, ids: Sequence[uuid.UUID]) -> Update:
     return _touch(user_id).where(m.c.id.in_(list(ids)))
 
 
-def delete_memory(user_id: str, memory_id: uuid.UUID) -> Executable:
-    """Erase one memory for good; returns its id if it existed."""
-    return delete(m).where(m.c.user_id == user_id, m.c.id == memory_id).returning(m.c.id)
+def delete_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None = None) -> Executable:
+    """Erase one memory for good (with an agent: one it may see); returns its id."""
+    return (
+        delete(m)
+        .where(m.c.user_id == user_id, m.c.id == memory_id, *owned_by(agent_id))
+        .returning(m.c.id)
+    )
 
 
 def delete_history_of(user_id: str, memory_id: uuid.UUID) -> Delete:
@@ -921,11 +991,17 @@ def clear_user(user_id: str) -> list[Delete]:
     ]
 
 
-def history_of(user_id: str, memory_id: uuid.UUID | None = None) -> Select[Any]:
-    """Lifecycle events of a user (or of one memory), oldest first."""
+def history_of(
+    user_id: str, memory_id: uuid.UUID | None = None, agent_id: str | None = None
+) -> Select[Any]:
+    """Lifecycle events of a user (or of one memory), oldest first; with an agent,
+    none of another agent's private memories."""
     stmt = select(history.c.memory_id, history.c.event, history.c.at, history.c.detail).where(
         history.c.user_id == user_id
     )
+    if agent_id is not None:
+        others = select(m.c.id).where(m.c.user_id == user_id, m.c.private, m.c.agent_id != agent_id)
+        stmt = stmt.where(history.c.memory_id.not_in(others))
     if memory_id is not None:
         stmt = stmt.where(history.c.memory_id == memory_id)
     return stmt.order_by(history.c.at, history.c.id)

@@ -109,8 +109,10 @@ class _RetrieverBase:
         until: datetime | None,
         metadata_filter: Mapping[str, Any] | None,
         user_id: str | None,
+        agent_id: str | None = None,
     ) -> dict[str, Any]:
         return {
+            "agent_id": agent_id,
             "memory_types": memory_types,
             "since": since,
             "until": until,
@@ -158,6 +160,7 @@ class MemoryRetriever(_RetrieverBase):
         until: datetime | None = None,
         metadata_filter: Mapping[str, Any] | None = None,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """The relevant memories, best first, as the store's result dicts (with score parts).
 
@@ -168,11 +171,13 @@ class MemoryRetriever(_RetrieverBase):
             until: only memories whose event time is before this.
             metadata_filter: only memories whose metadata contains this object.
             user_id: the tenant, if not bound on the store.
+            agent_id: the agent recalling: the user's shared memories and its own
+                private ones (none: the shared ones only).
         """
         hits = self.store.search(
             user_input,
             top_k=self.top_k,
-            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id),
+            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id, agent_id),
         )
         return self._keep(hits)
 
@@ -185,6 +190,7 @@ class MemoryRetriever(_RetrieverBase):
         until: datetime | None = None,
         metadata_filter: Mapping[str, Any] | None = None,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> str:
         """The prompt block of the relevant memories; ``""`` when nothing is relevant.
 
@@ -198,6 +204,7 @@ class MemoryRetriever(_RetrieverBase):
                 until=until,
                 metadata_filter=metadata_filter,
                 user_id=user_id,
+                agent_id=agent_id,
             )
         )
 
@@ -224,12 +231,13 @@ class AsyncMemoryRetriever(_RetrieverBase):
         until: datetime | None = None,
         metadata_filter: Mapping[str, Any] | None = None,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryRetriever.retrieve_as_list`."""
         hits = await self.store.search(
             user_input,
             top_k=self.top_k,
-            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id),
+            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id, agent_id),
         )
         return self._keep(hits)
 
@@ -242,6 +250,7 @@ class AsyncMemoryRetriever(_RetrieverBase):
         until: datetime | None = None,
         metadata_filter: Mapping[str, Any] | None = None,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> str:
         """See :meth:`MemoryRetriever.retrieve_context`."""
         return format_block(
@@ -252,5 +261,6 @@ class AsyncMemoryRetriever(_RetrieverBase):
                 until=until,
                 metadata_filter=metadata_filter,
                 user_id=user_id,
+                agent_id=agent_id,
             )
         )

@@ -291,6 +291,8 @@ class MemoryStore(StoreCore):
         event_time: datetime | None = None,
         expires_at: datetime | None = None,
         context: str | None = None,
+        agent_id: str | None = None,
+        private: bool = False,
         conn: Connection | None = None,
     ) -> str:
         """Store one memory and return its id.
@@ -317,15 +319,16 @@ class MemoryStore(StoreCore):
             conn: the caller's connection, to write inside its transaction.
         """
         item = MemoryInput(
-            text, memory_type, metadata, topic, importance, event_time, expires_at, context
+            text, memory_type, metadata, topic, importance, event_time, expires_at, context, private
         )
-        return self.add_memories([item], user_id=user_id, conn=conn)[0]
+        return self.add_memories([item], user_id=user_id, agent_id=agent_id, conn=conn)[0]
 
     def add_memories(
         self,
         items: Iterable[MemoryInput | Mapping[str, Any] | str],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
         conn: Connection | None = None,
     ) -> list[str]:
         """Store many memories: one embedding batch, one statement per 500 rows.
@@ -334,17 +337,47 @@ class MemoryStore(StoreCore):
         (a ``dialogue`` memory). Either every item is valid and all are stored, or
         a typed error names the first bad one and nothing is stored.
         """
-        prepared = self._prepare(user_id, items)
+        prepared = self._prepare(user_id, items, agent_id)
         if not prepared.texts:
             return []
         vectors = self.embedder.embed_documents(prepared.embed_texts)
         rows = self._rows(prepared, vectors)
         return self._run(self._plan_insert(rows), prepared.user_id, conn)
 
-    def delete_memory(self, memory_id: str, *, user_id: str | None = None) -> bool:
+    def replace_memory(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: float | None = None,
+        agent_id: str | None = None,
+    ) -> str:
+        """Update by replacement: a new memory with ``text`` replaces ``memory_id``.
+
+        The new memory keeps the old one's type, topic and (unless given) metadata
+        and importance; the old row stays, marked superseded by the new one, for
+        history. Returns the new id (the old id if the text is the same).
+        :class:`MemoryNotFound` if there is no such memory, :class:`MemoryConflict`
+        if it is no longer current.
+        """
+        uid = self._scope(user_id)
+        old_id = parse_memory_id(memory_id)
+        old = self.get(str(old_id), user_id=uid, agent_id=agent_id)
+        item, writer = self._replacement(old, old_id, text, metadata, importance, agent_id)
+        prepared = self._prepare(uid, [item], writer)
+        rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
+        return self._run(self._plan_replace(old_id, rows, agent_id), uid)
+
+    def delete_memory(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> bool:
         """Erase one memory and its history for good; False if there was none."""
         uid = self._scope(user_id)
-        return self._run(self._plan_delete(uid, parse_memory_id(memory_id)), uid)
+        return self._run(
+            self._plan_delete(uid, parse_memory_id(memory_id), self._agent(agent_id)), uid
+        )
 
     def clear_user_memory(self, user_id: str | None = None) -> int:
         """Erase every memory, buffered turn and history event of a user; returns memories gone."""
@@ -384,6 +417,7 @@ class MemoryStore(StoreCore):
         memories: Iterable[Any],
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[str]:
         """Write the memories compacted from ``turn_ids`` and mark those turns consumed.
 
@@ -395,7 +429,7 @@ class MemoryStore(StoreCore):
         """
         uid = self._scope(user_id)
         ids = buffer.check_turn_ids(turn_ids)
-        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories])
+        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories], agent_id)
         insert_plan = None
         if prepared.texts:
             rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
@@ -419,6 +453,8 @@ class MemoryStore(StoreCore):
         min_similarity: float | None = None,
         min_lexical: float | None = None,
         full_text_only: bool = False,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -453,16 +489,31 @@ class MemoryStore(StoreCore):
         text = self._check_query(query)
         k = validate_top_k(top_k)
         filters = self._search_filters(
-            memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
+            memory_types,
+            since,
+            until,
+            metadata_filter,
+            as_of,
+            min_similarity,
+            min_lexical,
+            agent_id,
+            agent_ids,
         )
         vector = None if full_text_only else self.embedder.embed_query(text)
         plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
         return self._run(plan, uid, ef_search=self.ef_search)
 
-    def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
+    def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, Any] | None:
         """One memory of the user by id (current or not), or None."""
         uid = self._scope(user_id)
-        rows = self._run(self._plan_one(queries.get_memory(uid, parse_memory_id(memory_id))), uid)
+        rows = self._run(
+            self._plan_one(
+                queries.get_memory(uid, parse_memory_id(memory_id), self._agent(agent_id))
+            ),
+            uid,
+        )
         return memory_dict(rows[0]) if rows else None
 
     def list_memories(
@@ -472,22 +523,36 @@ class MemoryStore(StoreCore):
         memory_types: Sequence[str] | None = None,
         include_inactive: bool = False,
         limit: int | None = None,
+        agent_id: str | None = None,
+        agent_ids: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """A user's memories, newest first (superseded ones only if asked)."""
         uid = self._scope(user_id)
         stmt = queries.list_memories(
-            uid, memory_types=memory_types, include_inactive=include_inactive, limit=limit
+            uid,
+            memory_types=memory_types,
+            include_inactive=include_inactive,
+            limit=limit,
+            agent_id=self._agent(agent_id),
+            agent_ids=self._agents(agent_ids),
         )
         return [memory_dict(r) for r in self._run(self._plan_one(stmt), uid)]
 
     def history(
-        self, memory_id: str | None = None, *, user_id: str | None = None
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """Lifecycle events (added, superseded, merged, expired, deleted) oldest first."""
         uid = self._scope(user_id)
         mid = parse_memory_id(memory_id) if memory_id is not None else None
         return [
-            memory_dict(r) for r in self._run(self._plan_one(queries.history_of(uid, mid)), uid)
+            memory_dict(r)
+            for r in self._run(
+                self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
+            )
         ]
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
@@ -71,11 +72,19 @@ memories = Table(
     # Text that frames the memory (the turn before a dialogue turn): embedded and
     # indexed with it (weight C), never part of the memory itself. Migration 0004.
     Column("context", Text, nullable=True),
+    # The agent that wrote it, and whether only that agent sees it (default: shared
+    # with all of the user's agents). Migration 0006.
+    Column("agent_id", Text, nullable=True),
+    Column("private", Boolean, nullable=False, server_default=text("false")),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
     CheckConstraint("memory_type ~ '^[a-z][a-z0-9_]{0,63}$'", name="memory_type"),
     CheckConstraint("importance >= 0 AND importance <= 1", name="importance"),
     CheckConstraint("access_count >= 0", name="access_count"),
+    CheckConstraint(
+        "agent_id IS NULL OR (agent_id <> '' AND length(agent_id) <= 255)", name="agent_id"
+    ),
+    CheckConstraint("NOT private OR agent_id IS NOT NULL", name="private"),
     # Room on each page so that recording a search's use stays a HOT update (no new
     # entry in the HNSW and GIN indexes). Migration 0004 explains the measurement.
     postgresql_with={"fillfactor": 80},
@@ -97,14 +106,24 @@ Index(
     memories.c.topic,
     postgresql_where=text("topic IS NOT NULL AND superseded_at IS NULL"),
 )
-# An exact duplicate of a current memory is never stored twice (INSERT ... ON CONFLICT).
+# An exact duplicate of a current memory is never stored twice (INSERT ... ON CONFLICT):
+# once among the user's shared memories, once among each agent's private ones.
 Index(
     "memory_pg_memories_user_type_hash_key",
     memories.c.user_id,
     memories.c.memory_type,
     memories.c.content_hash,
     unique=True,
-    postgresql_where=memories.c.superseded_at.is_(None),
+    postgresql_where=text("superseded_at IS NULL AND NOT private"),
+)
+Index(
+    "memory_pg_memories_user_agent_type_hash_key",
+    memories.c.user_id,
+    memories.c.agent_id,
+    memories.c.memory_type,
+    memories.c.content_hash,
+    unique=True,
+    postgresql_where=text("superseded_at IS NULL AND private"),
 )
 # Expiry scans: oldest first per user.
 Index("memory_pg_memories_user_created_idx", memories.c.user_id, memories.c.created_at)
@@ -171,6 +190,35 @@ settings = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
 )
 
+# Bearer tokens of the service (memory_pg.service): only a hash of each token is kept.
+# A token fixes the user (and agent) of every request made with it. Migration 0006.
+tokens = Table(
+    "memory_pg_tokens",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", Uuid, nullable=False, server_default=text("gen_random_uuid()")),
+    # sha256 of the secret, hex: the secret itself is shown once and never stored.
+    Column("token_hash", Text, nullable=False),
+    Column("agent_id", Text, nullable=True),
+    # 'user': the user's own memories; 'admin': maintenance operations across users.
+    Column("scope", Text, nullable=False, server_default=text("'user'")),
+    Column("read_only", Boolean, nullable=False, server_default=text("false")),
+    Column("label", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
+    CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="token_hash"),
+    CheckConstraint("scope IN ('user', 'admin')", name="scope"),
+    CheckConstraint(
+        "agent_id IS NULL OR (agent_id <> '' AND length(agent_id) <= 255)", name="agent_id"
+    ),
+)
+# A request presents only its token: the lookup is by hash (not unique per Citus shard;
+# 256 random bits make a collision a non-event).
+Index("memory_pg_tokens_token_hash_idx", tokens.c.token_hash)
+
 __all__ = [
     "HISTORY_EVENTS",
     "PREFIX",
@@ -180,4 +228,5 @@ __all__ = [
     "memories",
     "metadata",
     "settings",
+    "tokens",
 ]

@@ -88,7 +88,13 @@ def _as_turns(pending: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
 
 
 def compact_pending(
-    store: Any, compactor: Compactor, *, user_id: str, threshold: int = 1, force: bool = False
+    store: Any,
+    compactor: Compactor,
+    *,
+    user_id: str,
+    threshold: int = 1,
+    force: bool = False,
+    agent_id: str | None = None,
 ) -> list[str]:
     """Compact a user's pending turns while ``threshold`` wait (any, with ``force``).
 
@@ -96,16 +102,18 @@ def compact_pending(
     turns' consumption in one transaction (``store.commit_compaction``). A
     process killed before the commit leaves the turns pending for the next
     call; a commit that lost a race to another process writes nothing. Returns
-    the ids of the memories written.
+    the ids of the memories written. With ``agent_id``, the memories record that
+    agent as their writer (shared with the user's other agents).
     """
     written: list[str] = []
+    scope = {"agent_id": agent_id} if agent_id is not None else {}
     while True:
         pending = store.pending_turns(user_id=user_id, limit=max(threshold, MAX_TURNS_PER_COMMIT))
         if not pending or (len(pending) < threshold and not force):
             return written
         memories = compactor.compact_to_memories(_as_turns(pending))
         ids = [t["id"] for t in pending]
-        written += store.commit_compaction(ids, memories, user_id=user_id)
+        written += store.commit_compaction(ids, memories, user_id=user_id, **scope)
         logger.debug("compacted %d turns; %d memories written", len(ids), len(written))
 
 
@@ -147,6 +155,12 @@ class _WrapperBase:
             maxlen=self.recent_window or None
         )
         self._resumed = session_id is None  # a new session has nothing to reload
+        #: The agent this wrapper speaks for (set by the subclass): it recalls the
+        #: user's shared memories and its own private ones, and writes as itself.
+        self.agent_id: str | None = None
+
+    def _scope(self) -> dict[str, Any]:
+        return {"agent_id": self.agent_id} if self.agent_id is not None else {}
 
     _is_async = False
 
@@ -199,6 +213,9 @@ class MemoryWrapper(_WrapperBase):
         compact_threshold: pending turns that trigger a compaction.
         background: compact on a worker thread instead of before ``chat`` returns.
         top_k: memories recalled per turn.
+        agent_id: the agent this wrapper speaks for, when several agents share the
+            user's memory: it recalls the shared memories and its own private ones,
+            and its compacted memories record it as their writer (shared).
     """
 
     def __init__(
@@ -214,6 +231,7 @@ class MemoryWrapper(_WrapperBase):
         compact_threshold: int = 20,
         background: bool = False,
         top_k: int = 5,
+        agent_id: str | None = None,
     ) -> None:
         super().__init__(
             agent,
@@ -227,6 +245,7 @@ class MemoryWrapper(_WrapperBase):
             background,
             top_k,
         )
+        self.agent_id = self.store._agent(agent_id)
         self._lock = threading.Lock()  # one compaction at a time in this process
         self._executor: ThreadPoolExecutor | None = None
         self._future: Future[list[str]] | None = None
@@ -254,8 +273,10 @@ class MemoryWrapper(_WrapperBase):
     def recall(self, text: str) -> str:
         """The memory block for ``text``: the retriever's, or the store's search formatted."""
         if self.retriever is not None:
-            return str(self.retriever.retrieve_context(text, user_id=self.user_id))
-        return format_memories(self.store.search(text, top_k=self.top_k, user_id=self.user_id))
+            return str(self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope()))
+        return format_memories(
+            self.store.search(text, top_k=self.top_k, user_id=self.user_id, **self._scope())
+        )
 
     def compact(self, *, force: bool = False) -> list[str]:
         """Compact pending turns if ``compact_threshold`` wait (any, with ``force``).
@@ -270,6 +291,7 @@ class MemoryWrapper(_WrapperBase):
                 user_id=self.user_id,
                 threshold=self.compact_threshold,
                 force=force,
+                agent_id=self.agent_id,
             )
 
     def _submit(self) -> None:
@@ -343,6 +365,7 @@ class AsyncMemoryWrapper(_WrapperBase):
         compact_threshold: int = 20,
         background: bool = False,
         top_k: int = 5,
+        agent_id: str | None = None,
     ) -> None:
         super().__init__(
             agent,
@@ -356,6 +379,7 @@ class AsyncMemoryWrapper(_WrapperBase):
             background,
             top_k,
         )
+        self.agent_id = self.store._agent(agent_id)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[list[str]] | None = None
 
@@ -382,9 +406,11 @@ class AsyncMemoryWrapper(_WrapperBase):
     async def recall(self, text: str) -> str:
         """See :meth:`MemoryWrapper.recall`."""
         if self.retriever is not None:
-            found = self.retriever.retrieve_context(text, user_id=self.user_id)
+            found = self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope())
             return str(await _maybe_await(found))
-        results = await self.store.search(text, top_k=self.top_k, user_id=self.user_id)
+        results = await self.store.search(
+            text, top_k=self.top_k, user_id=self.user_id, **self._scope()
+        )
         return format_memories(results)
 
     async def compact(self, *, force: bool = False) -> list[str]:
@@ -403,7 +429,9 @@ class AsyncMemoryWrapper(_WrapperBase):
                 else:
                     memories = await asyncio.to_thread(method, _as_turns(pending))
                 ids = [t["id"] for t in pending]
-                written += await self.store.commit_compaction(ids, memories, user_id=self.user_id)
+                written += await self.store.commit_compaction(
+                    ids, memories, user_id=self.user_id, **self._scope()
+                )
 
     async def flush(self) -> None:
         """Wait for a background compaction; re-raise its error if it failed."""

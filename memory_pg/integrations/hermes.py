@@ -93,6 +93,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         top_k: int = 5,
         user_id: str | None = None,
         store_factory: Callable[[], Any] | None = None,
+        agent_id: str | None = None,
     ) -> None:
         self._store = store
         self._owns_store = False
@@ -103,6 +104,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         self.top_k = top_k
         self._forced_user = user_id
         self.user_id: str | None = user_id
+        self._forced_agent = agent_id
+        #: This Hermes agent among the user's agents (``MEMORY_PG_AGENT_ID``, else
+        #: ``hermes`` or ``hermes:<agent_identity>``): its writes record it, and it
+        #: recalls the user's shared memories and its own private ones.
+        self.agent_id: str | None = agent_id
         self.session_id = ""
         self._writes = True
         self._lock = threading.Lock()  # Hermes calls from its worker and tool threads
@@ -155,6 +161,12 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         except MemoryPgError as exc:
             self._fail(f"memory-pg is off: bad user id ({exc})", exc)
             raise
+        identity = kwargs.get("agent_identity")
+        self.agent_id = (
+            self._forced_agent
+            or os.environ.get("MEMORY_PG_AGENT_ID")
+            or (f"hermes:{identity}" if identity else "hermes")
+        )
         self._writes = str(kwargs.get("agent_context") or "") in WRITING_CONTEXTS
         if self._store is None:
             try:
@@ -270,7 +282,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
     def _search(self, query: str, top_k: int) -> list[dict[str, Any]]:
         """Hybrid search once the model is loaded; by words alone until then."""
         found: list[dict[str, Any]] = self._store.search(
-            query, top_k, user_id=self.user_id, full_text_only=not self.model_ready
+            query,
+            top_k,
+            user_id=self.user_id,
+            full_text_only=not self.model_ready,
+            **self._scope(),
         )
         return found
 
@@ -286,7 +302,9 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         queued = self._queued.pop(session_id or self.session_id, [])
         try:
             if self._retriever is not None:
-                return str(self._retriever.retrieve_context(query, user_id=self.user_id))
+                return str(
+                    self._retriever.retrieve_context(query, user_id=self.user_id, **self._scope())
+                )
             found = self._search(query, self.top_k)
         except MemoryPgError as exc:
             self._report(f"memory-pg recall failed: {_describe(exc)}")
@@ -370,10 +388,17 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         memory_type = "user_profile" if target == "user" else "project_status"
         try:
             self._store.add_memory(
-                content, memory_type, {"source": "hermes", "target": target}, user_id=self.user_id
+                content,
+                memory_type,
+                {"source": "hermes", "target": target},
+                user_id=self.user_id,
+                **self._scope(),
             )
         except MemoryPgError as exc:
             self._report(f"memory-pg could not mirror a memory write: {_describe(exc)}")
+
+    def _scope(self) -> dict[str, Any]:
+        return {"agent_id": self.agent_id} if self.agent_id is not None else {}
 
     def _compact(self, *, force: bool) -> list[str]:
         assert self._store is not None and self.user_id is not None
@@ -384,6 +409,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 user_id=self.user_id,
                 threshold=self.compact_threshold,
                 force=force,
+                agent_id=self.agent_id,
             )
 
     # -- tools ------------------------------------------------------------------------
@@ -427,12 +453,17 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         if tool_name == "memory_pg_add":
             text, memory_type, topic = add_args(args)
             memory_id = store.add_memory(
-                text, memory_type, {"source": "hermes_tool"}, topic=topic, user_id=uid
+                text,
+                memory_type,
+                {"source": "hermes_tool"},
+                topic=topic,
+                user_id=uid,
+                **self._scope(),
             )
             return {"id": memory_id, "saved": True}
         if tool_name == "memory_pg_forget":
             memory_id = text_arg(args, "memory_id", required=True)
-            return {"forgotten": store.delete_memory(memory_id, user_id=uid)}
+            return {"forgotten": store.delete_memory(memory_id, user_id=uid, **self._scope())}
         raise InvalidArgument(
             f"unknown tool {tool_name!r}: memory-pg has " + ", ".join(t["name"] for t in TOOLS)
         )

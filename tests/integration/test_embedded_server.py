@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from sqlalchemy.engine import make_url
 
 from memory_pg.store import MemoryStore
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A folder outside pytest's basetemp: another pytest session on the machine
+    resets that root to mode 0700, which the server's own user could then not enter."""
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg-server-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _socket_dir(store: MemoryStore) -> Path:

@@ -17,6 +17,7 @@ TABLES = {
     "memory_pg_dialogue_buffer",
     "memory_pg_history",
     "memory_pg_settings",
+    "memory_pg_tokens",
 }
 
 

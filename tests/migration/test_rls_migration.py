@@ -14,8 +14,10 @@ from tests.integration._security_support import USER_TABLES, login_role, row_cou
 
 
 def _policies(raw: psycopg.Connection[Any]) -> set[tuple[str, str]]:
+    # The tables of 0003; memory_pg_tokens (0006) has its own test (tests/service/test_tokens.py).
     rows = raw.execute(
-        "SELECT tablename, policyname FROM pg_policies WHERE tablename LIKE 'memory\\_pg\\_%'"
+        "SELECT tablename, policyname FROM pg_policies WHERE tablename = ANY(%s)",
+        (list(USER_TABLES),),
     ).fetchall()
     return {(r[0], r[1]) for r in rows}
 

@@ -56,3 +56,12 @@ def test_ci_runs_exactly_the_readmes_test_command():
     test_command = next(b for b in blocks if "pytest" in b and "venv" in b)
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "torch==2.13.0" in (ROOT / "constraints.txt").read_text(encoding="utf-8")
+
+
+def test_compose_runs_the_api_after_the_migration_on_a_real_subcommand():
+    api = compose()["services"]["api"]
+    assert api["command"][0] == "serve" and "0.0.0.0" in api["command"]
+    assert api["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert "/readyz" in " ".join(api["healthcheck"]["test"])
+    assert "serve" in set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert '".[llm,service]"' in (ROOT / "Dockerfile").read_text(encoding="utf-8")

@@ -1,0 +1,180 @@
+"""``memory-pg token``, ``memory-pg serve`` and ``memory-pg mcp``: the service's commands.
+
+Only ``token`` works without the ``service`` extra; ``serve`` and ``mcp`` import
+FastAPI, uvicorn and the MCP SDK when they run, never when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from memory_pg.errors import ConfigurationError, InvalidArgument
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name) or default
+
+
+def _need_user(args: argparse.Namespace) -> str:
+    if not args.user:
+        raise InvalidArgument("a user is required: --user U (or MEMORY_PG_USER_ID)")
+    user: str = args.user
+    return user
+
+
+def _cmd_token_create(args: argparse.Namespace, ctx: Any) -> int:
+    from memory_pg.service.tokens import create_token, parse_duration
+
+    user = _need_user(args)
+    expires = parse_duration(args.expires) if args.expires else None
+    new = create_token(
+        ctx.store().engine,
+        user,
+        agent_id=args.agent,
+        read_only=args.read_only,
+        expires_in=expires,
+        admin=args.admin,
+        label=args.label,
+    )
+    if args.json:
+        ctx.emit({"token": new.token, **new.info.as_dict()}, True)
+        return 0
+    info = new.info
+    ctx.out.write(new.token + "\n")
+    ctx.out.write(
+        f"# id {info.id}, user {info.user_id}"
+        + (f", agent {info.agent_id}" if info.agent_id else "")
+        + (", admin" if info.is_admin else "")
+        + (", read-only" if info.read_only else "")
+        + (f", expires {info.expires_at.isoformat()}" if info.expires_at else ", never expires")
+        + "\n# shown once: only its hash is stored\n"
+    )
+    return 0
+
+
+def _cmd_token_list(args: argparse.Namespace, ctx: Any) -> int:
+    from memory_pg.service.tokens import list_tokens
+
+    store = ctx.store(maintenance=args.user is None)
+    rows = [info.as_dict() for info in list_tokens(store.engine, args.user)]
+    ctx.emit(rows, args.json)
+    return 0
+
+
+def _cmd_token_revoke(args: argparse.Namespace, ctx: Any) -> int:
+    from memory_pg.service.tokens import revoke_token
+
+    done = revoke_token(ctx.store().engine, _need_user(args), args.token_id)
+    ctx.emit({"revoked": done, "id": args.token_id}, args.json)
+    return 0 if done else 1
+
+
+def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
+    try:
+        from memory_pg.service.http import ServiceSettings, serve
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigurationError(
+            "memory-pg serve needs the service extra: pip install 'memory-pg[service]'"
+        ) from exc
+    settings = ServiceSettings(
+        max_body_bytes=int(args.max_body_bytes),
+        mcp=not args.no_mcp,
+        graceful_timeout_s=float(args.graceful_timeout),
+    )
+    serve(
+        database_url=ctx.database_url,
+        host=args.host,
+        port=int(args.port),
+        home=ctx.args.home,
+        embedding_model=ctx.args.embedding_model,
+        auto_migrate=bool(ctx.args.auto_migrate),
+        settings=settings,
+    )
+    return 0
+
+
+def _cmd_mcp(args: argparse.Namespace, ctx: Any) -> int:
+    try:
+        from memory_pg.service.mcp import run_stdio
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigurationError(
+            "memory-pg mcp needs the service extra: pip install 'memory-pg[service]'"
+        ) from exc
+    run_stdio(
+        user_id=_need_user(args),
+        agent_id=args.agent,
+        read_only=args.read_only,
+        database_url=ctx.database_url,
+        home=ctx.args.home,
+        embedding_model=ctx.args.embedding_model,
+        auto_migrate=bool(ctx.args.auto_migrate),
+    )
+    return 0
+
+
+def _user_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--user", default=_env("MEMORY_PG_USER_ID"), help=help_text)
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=_env("MEMORY_PG_JSON") == "1",
+        help="print JSON (env MEMORY_PG_JSON=1)",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``token``, ``serve`` and ``mcp``."""
+    parser = subparsers.add_parser("token", help="bearer tokens of the service (bound to a user)")
+    sub = parser.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+
+    p = sub.add_parser("create", help="create a token and print it once")
+    _user_flag(p, "the user every request of the token acts as (admin: the operator's name)")
+    p.add_argument("--agent", default=None, help="the agent every request acts as")
+    p.add_argument("--read-only", action="store_true", help="the token may not write")
+    p.add_argument("--expires", default=None, help="lifetime, e.g. 90d, 12h, 2w (default: never)")
+    p.add_argument("--label", default=None, help="a note for token list")
+    p.add_argument(
+        "--admin", action="store_true", help="a maintenance token for cross-user operations"
+    )
+    _json_flag(p)
+    p.set_defaults(handler=_cmd_token_create)
+
+    p = sub.add_parser("list", help="tokens of a user (all users: maintenance role)")
+    _user_flag(p, "only this user's tokens (none: all, needs a maintenance role)")
+    _json_flag(p)
+    p.set_defaults(handler=_cmd_token_list)
+
+    p = sub.add_parser("revoke", help="revoke a token at once")
+    p.add_argument("token_id", help="the id that token create and token list show")
+    _user_flag(p, "the user the token belongs to")
+    _json_flag(p)
+    p.set_defaults(handler=_cmd_token_revoke)
+
+    p = subparsers.add_parser("serve", help="run the HTTP API (and MCP under /mcp)")
+    p.add_argument("--host", default=_env("MEMORY_PG_HOST", "127.0.0.1"), help="env MEMORY_PG_HOST")
+    p.add_argument("--port", default=_env("MEMORY_PG_PORT", "8080"), help="env MEMORY_PG_PORT")
+    p.add_argument(
+        "--max-body-bytes",
+        default=_env("MEMORY_PG_MAX_BODY_BYTES", str(1024 * 1024)),
+        help="largest request body accepted (env MEMORY_PG_MAX_BODY_BYTES; default 1 MiB)",
+    )
+    p.add_argument(
+        "--graceful-timeout",
+        default=_env("MEMORY_PG_GRACEFUL_TIMEOUT", "30"),
+        help="seconds to finish in-flight requests on SIGTERM (env MEMORY_PG_GRACEFUL_TIMEOUT)",
+    )
+    p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
+    p.set_defaults(handler=_cmd_serve)
+
+    p = subparsers.add_parser("mcp", help="run the MCP server on stdio for one user (and agent)")
+    _user_flag(p, "the user every tool call acts as (env MEMORY_PG_USER_ID)")
+    p.add_argument(
+        "--agent", default=_env("MEMORY_PG_AGENT_ID"), help="the agent (env MEMORY_PG_AGENT_ID)"
+    )
+    p.add_argument("--read-only", action="store_true", help="offer no tool that writes")
+    p.set_defaults(handler=_cmd_mcp)

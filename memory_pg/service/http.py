@@ -1,0 +1,598 @@
+"""The HTTP API (``memory-pg serve``): FastAPI over the async store, tokens bound to tenants.
+
+Every ``/v1`` route needs ``Authorization: Bearer mpg_...`` (``memory-pg token
+create``). The token fixes the user (and agent) of the request: a body that names
+another user or agent is refused (403), a read-only token cannot write (403).
+Errors come back as ``{"error": {"type": ..., "message": ...}}`` with the status
+of :data:`STATUS`. Logs carry the route, status, duration and token id, never a
+memory's text. OpenAPI at ``/docs``; ``/healthz`` (the process) and ``/readyz``
+(the database) need no token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import text as sql_text
+
+from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.errors import (
+    AccessDenied,
+    AuthenticationFailed,
+    DatabaseUnavailable,
+    InvalidInput,
+    MemoryConflict,
+    MemoryNotFound,
+    MemoryPgError,
+    PermissionDenied,
+    QueryTimeout,
+    SchemaNotReady,
+    TenantViolation,
+)
+from memory_pg.service.tokens import TokenInfo, verify_token
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["STATUS", "ServiceSettings", "create_app", "serve"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: HTTP status of each typed error (the first class that matches, in this order).
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (AuthenticationFailed, 401),
+    (PermissionDenied, 403),
+    (TenantViolation, 403),
+    (MemoryNotFound, 404),
+    (MemoryConflict, 409),
+    (InvalidInput, 422),
+    (DatabaseUnavailable, 503),
+    (QueryTimeout, 503),
+    (SchemaNotReady, 503),
+    (AccessDenied, 503),
+)
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Limits of the HTTP service.
+
+    Attributes:
+        max_body_bytes: largest request body accepted (413 above it).
+        max_batch: most memories in one batch request.
+        mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
+        graceful_timeout_s: on SIGTERM, how long in-flight requests may finish.
+    """
+
+    max_body_bytes: int = 1024 * 1024
+    max_batch: int = 500
+    mcp: bool = True
+    graceful_timeout_s: float = 30.0
+
+
+def status_of(exc: Exception) -> int:
+    """The HTTP status of a memory-pg error (500 for one with no mapping)."""
+    for cls, code in STATUS:
+        if isinstance(exc, cls):
+            return code
+    return 500
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    """The JSON body of every error response."""
+    return {"error": {"type": kind, "message": message}}
+
+
+# -- request bodies ------------------------------------------------------------------
+
+
+class _Body(BaseModel):
+    # Unknown fields are refused: a typo must not silently drop a filter.
+    model_config = ConfigDict(extra="forbid")
+
+    #: Optional, and must equal the token's: a request never names another user.
+    user_id: str | None = None
+    #: Optional, and must equal the token's agent (if it has one).
+    agent_id: str | None = None
+
+
+class MemoryIn(BaseModel):
+    """One memory to store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    memory_type: str = "dialogue"
+    metadata: dict[str, Any] | None = None
+    topic: str | None = None
+    importance: float | None = None
+    event_time: datetime | None = None
+    expires_at: datetime | None = None
+    context: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    private: bool = False
+
+
+class AddBody(MemoryIn):
+    """``POST /v1/memories``."""
+
+
+class BatchBody(_Body):
+    """``POST /v1/memories/batch``: all stored, or none."""
+
+    items: list[MemoryIn] = Field(min_length=1)
+
+
+class SearchBody(_Body):
+    """``POST /v1/search``."""
+
+    query: str
+    top_k: int = 5
+    memory_types: list[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata_filter: dict[str, Any] | None = None
+    as_of: datetime | None = None
+    agent_ids: list[str] | None = None
+    min_similarity: float | None = None
+    min_lexical: float | None = None
+
+
+class ReplaceBody(_Body):
+    """``PUT /v1/memories/{id}``: update by replacement."""
+
+    text: str
+    metadata: dict[str, Any] | None = None
+    importance: float | None = None
+
+
+# -- the app -------------------------------------------------------------------------
+
+
+class _Limits:
+    """ASGI middleware: refuse bodies over the limit (413) and log each request.
+
+    A declared ``Content-Length`` over the limit is refused before reading; a body
+    sent without one (chunked) is read up to the limit first, and refused past it,
+    before the app sees any of it.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, mcp: ASGIApp | None = None) -> None:
+        self.app = app
+        self.max = max_body_bytes
+        self.mcp = mcp
+
+    def _target(self, scope: Scope) -> ASGIApp:
+        # /mcp goes to the MCP SDK's app as it is (a Mount would strip the prefix).
+        path = str(scope.get("path", ""))
+        if self.mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
+            return self.mcp
+        return self.app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = {"code": 0}
+        declared: int | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = self.max + 1
+
+        async def send_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        if declared is not None and declared > self.max:
+            await _send_413(send_status, self.max)
+        elif declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            first = await _read_limited(receive, self.max)
+            if first is None:
+                await _send_413(send_status, self.max)
+            else:
+                replayed = False
+
+                async def replay() -> Message:
+                    nonlocal replayed
+                    if not replayed:
+                        replayed = True
+                        return first
+                    return await receive()
+
+                await self._target(scope)(scope, replay, send_status)
+        else:
+            await self._target(scope)(scope, receive, send_status)
+        state = scope.get("state") or {}
+        logger.info(
+            "%s",
+            json.dumps(
+                {
+                    "event": "request",
+                    "method": scope.get("method"),
+                    "path": _log_path(scope),
+                    "status": status["code"],
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                    "token_id": state.get("token_id"),
+                }
+            ),
+        )
+
+
+async def _read_limited(receive: Receive, limit: int) -> Message | None:
+    """The whole body as one message, or None past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return message  # the client left: pass that on
+        body = message.get("body", b"")
+        size += len(body)
+        if size > limit:
+            return None
+        chunks.append(body)
+        if not message.get("more_body", False):
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+
+async def _send_413(send: Send, limit: int) -> None:
+    body = json.dumps(
+        error_body("RequestTooLarge", f"request body is larger than {limit} bytes")
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _log_path(scope: Scope) -> str:
+    # The path only: a query string could carry a user's words.
+    path = scope.get("path", "")
+    return str(path)[:200]
+
+
+def _json(content: Any, status_code: int = 200) -> JSONResponse:
+    return JSONResponse(jsonable_encoder(content), status_code=status_code)
+
+
+def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None) -> FastAPI:
+    """The FastAPI app over ``store`` (opened on start-up, closed on shutdown).
+
+    Example::
+
+        app = create_app(AsyncMemoryStore("postgresql://..."))
+        # uvicorn.run(app)
+    """
+    cfg = settings or ServiceSettings()
+    mcp_app: Any = None
+    if cfg.mcp:
+        from memory_pg.service.mcp import http_app
+
+        mcp_app = http_app(store)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await store.open()
+        # Load the model before the first request (it loads lazily): otherwise the
+        # first requests all wait for it, and /readyz would answer before it is ready.
+        await asyncio.to_thread(store.embedder.embed_query, "ready")
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp_app is not None:
+                await stack.enter_async_context(mcp_app.lifespan())
+            logger.info("memory-pg service ready")
+            yield
+        # Uvicorn has finished the in-flight requests (or given up after the graceful
+        # timeout) before the lifespan ends: only then is the pool closed.
+        await store.close()
+        logger.info("memory-pg service stopped")
+
+    app = FastAPI(
+        title="memory-pg",
+        summary="Long-term memory for LLM agents, in PostgreSQL with pgvector.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    app.state.settings = cfg
+    _handlers(app)
+    _routes(app, store, cfg)
+    app.add_middleware(
+        _Limits,
+        max_body_bytes=cfg.max_body_bytes,
+        mcp=None if mcp_app is None else mcp_app.asgi,
+    )
+    return app
+
+
+def _handlers(app: FastAPI) -> None:
+    @app.exception_handler(MemoryPgError)
+    async def typed(request: Request, exc: MemoryPgError) -> JSONResponse:
+        code = status_of(exc)
+        headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
+        if code >= 500:
+            logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+        return JSONResponse(
+            error_body(type(exc).__name__, str(exc)), status_code=code, headers=headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        malformed = any(e.get("type") == "json_invalid" for e in errors)
+        parts = []
+        for e in errors[:10]:
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {e.get('msg')}")
+        kind = "MalformedJSON" if malformed else "InvalidRequest"
+        return JSONResponse(
+            error_body(kind, "; ".join(parts)), status_code=400 if malformed else 422
+        )
+
+
+async def _token(request: Request) -> TokenInfo:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise AuthenticationFailed("a bearer token is required (Authorization: Bearer mpg_...)")
+    info = await verify_token(request.app.state.store.engine, value.strip())
+    request.scope.setdefault("state", {})["token_id"] = info.id
+    return info
+
+
+async def _user_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
+    if info.is_admin:
+        raise PermissionDenied("an admin token has no user of its own: use the /v1/admin routes")
+    return info
+
+
+async def _writer_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
+    if info.read_only:
+        raise PermissionDenied("this token is read-only")
+    return info
+
+
+async def _whole_user_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
+    # Export and erase reach every agent's private notes: not for an agent's token.
+    if info.agent_id is not None:
+        raise PermissionDenied(
+            "export and erase act on all of the user's memories, every agent's private "
+            "ones included: use a token without an agent (token create --user U)"
+        )
+    return info
+
+
+async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
+    if not info.is_admin:
+        raise PermissionDenied("this route needs an admin token (memory-pg token create --admin)")
+    return info
+
+
+UserToken = Annotated[TokenInfo, Depends(_user_token)]
+WriterToken = Annotated[TokenInfo, Depends(_writer_token)]
+AdminToken = Annotated[TokenInfo, Depends(_admin_token)]
+WholeUserToken = Annotated[TokenInfo, Depends(_whole_user_token)]
+
+
+def check_names(info: TokenInfo, user_id: str | None, agent_id: str | None) -> None:
+    """Refuse a request that names another user or agent than its token's."""
+    if user_id is not None and user_id != info.user_id:
+        raise PermissionDenied("this token acts for its own user only; leave user_id out")
+    if agent_id is not None and agent_id != info.agent_id:
+        raise PermissionDenied("this token acts as its own agent only; leave agent_id out")
+
+
+def _memory_item(info: TokenInfo, item: MemoryIn) -> dict[str, Any]:
+    check_names(info, item.user_id, item.agent_id)
+    return item.model_dump(exclude={"user_id", "agent_id"})
+
+
+def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None:
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, bool]:
+        """The process is up."""
+        return {"ok": True}
+
+    @app.get("/readyz", tags=["health"])
+    async def readyz() -> JSONResponse:
+        """The database answers (503 otherwise)."""
+        try:
+            engine = store.engine
+            if engine is None:
+                raise DatabaseUnavailable("the store is not open yet")
+            async with engine.connect() as conn:
+                await conn.execute(sql_text("SELECT 1"))
+        except Exception as exc:
+            return JSONResponse(
+                error_body("NotReady", f"database unavailable: {type(exc).__name__}"),
+                status_code=503,
+            )
+        return JSONResponse({"ok": True})
+
+    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    async def add(body: AddBody, info: WriterToken) -> JSONResponse:
+        """Store one memory; returns its id (an existing one for a repeat)."""
+        fields = _memory_item(info, body)
+        memory_id = await store.add_memory(user_id=info.user_id, agent_id=info.agent_id, **fields)
+        return _json({"id": memory_id}, 201)
+
+    @app.post("/v1/memories/batch", status_code=201, tags=["memories"])
+    async def add_batch(body: BatchBody, info: WriterToken) -> JSONResponse:
+        """Store many memories in one transaction: all, or none."""
+        check_names(info, body.user_id, body.agent_id)
+        if len(body.items) > cfg.max_batch:
+            raise InvalidInputTooMany(f"a batch holds at most {cfg.max_batch} memories")
+        items = [_memory_item(info, item) for item in body.items]
+        ids = await store.add_memories(items, user_id=info.user_id, agent_id=info.agent_id)
+        return _json({"ids": ids}, 201)
+
+    @app.post("/v1/search", tags=["memories"])
+    async def search(body: SearchBody, info: UserToken) -> JSONResponse:
+        """The memories that best match a query, best first, with their score parts."""
+        check_names(info, body.user_id, body.agent_id)
+        results = await store.search(
+            body.query,
+            body.top_k,
+            user_id=info.user_id,
+            memory_types=body.memory_types,
+            since=body.since,
+            until=body.until,
+            metadata_filter=body.metadata_filter,
+            as_of=body.as_of,
+            min_similarity=body.min_similarity,
+            min_lexical=body.min_lexical,
+            agent_id=info.agent_id,
+            agent_ids=body.agent_ids,
+        )
+        return _json({"results": results})
+
+    @app.get("/v1/memories", tags=["memories"])
+    async def recent(
+        info: UserToken,
+        limit: int = 20,
+        memory_type: str | None = None,
+        include_inactive: bool = False,
+    ) -> JSONResponse:
+        """The user's memories, newest first."""
+        if not 1 <= limit <= 1000:
+            raise InvalidInputTooMany("limit must be between 1 and 1000")
+        rows = await store.list_memories(
+            user_id=info.user_id,
+            memory_types=[memory_type] if memory_type else None,
+            include_inactive=include_inactive,
+            limit=limit,
+            agent_id=info.agent_id,
+        )
+        return _json({"memories": rows})
+
+    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    async def get(memory_id: str, info: UserToken) -> JSONResponse:
+        """One memory by id (404 if the token's user has none with that id)."""
+        row = await store.get(memory_id, user_id=info.user_id, agent_id=info.agent_id)
+        if row is None:
+            raise MemoryNotFound(f"no memory {memory_id} for this user")
+        return _json(row)
+
+    @app.put("/v1/memories/{memory_id}", tags=["memories"])
+    async def replace(memory_id: str, body: ReplaceBody, info: WriterToken) -> JSONResponse:
+        """Update by replacement: a new memory replaces this one (kept in history)."""
+        check_names(info, body.user_id, body.agent_id)
+        new_id = await store.replace_memory(
+            memory_id,
+            body.text,
+            user_id=info.user_id,
+            metadata=body.metadata,
+            importance=body.importance,
+            agent_id=info.agent_id,
+        )
+        return _json({"id": new_id, "replaced": memory_id})
+
+    @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
+    async def delete(memory_id: str, info: WriterToken) -> Response:
+        """Erase one memory and its history for good."""
+        if not await store.delete_memory(memory_id, user_id=info.user_id, agent_id=info.agent_id):
+            raise MemoryNotFound(f"no memory {memory_id} for this user")
+        return Response(status_code=204)
+
+    @app.get("/v1/memories/{memory_id}/history", tags=["memories"])
+    async def memory_history(memory_id: str, info: UserToken) -> JSONResponse:
+        """Lifecycle events of one memory, oldest first."""
+        events = await store.history(memory_id, user_id=info.user_id, agent_id=info.agent_id)
+        return _json({"events": events})
+
+    @app.get("/v1/history", tags=["memories"])
+    async def user_history(info: UserToken) -> JSONResponse:
+        """Lifecycle events of all the user's memories, oldest first."""
+        return _json({"events": await store.history(user_id=info.user_id, agent_id=info.agent_id)})
+
+    @app.get("/v1/export", tags=["user"])
+    async def export(info: WholeUserToken) -> PlainTextResponse:
+        """The user's memories as JSON lines (no vectors)."""
+        out = io.StringIO()
+        await store.export_user_memory(out, user_id=info.user_id)
+        return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
+
+    @app.delete("/v1/user", tags=["user"])
+    async def erase(info: WholeUserToken) -> JSONResponse:
+        """Erase everything of the token's own user: memories, buffer, history."""
+        if info.read_only:
+            raise PermissionDenied("this token is read-only")
+        return _json({"deleted": await store.clear_user_memory(info.user_id)})
+
+    @app.get("/v1/stats", tags=["user"])
+    async def stats(info: UserToken) -> JSONResponse:
+        """Counts per memory type of the token's user."""
+        return _json(await store.stats(user_id=info.user_id))
+
+    @app.get("/v1/admin/stats", tags=["admin"])
+    async def admin_stats(info: AdminToken) -> JSONResponse:
+        """Counts of the whole database (the service's role must see every user)."""
+        return _json(await store.stats())
+
+    @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
+    async def admin_erase(user_id: str, info: AdminToken) -> JSONResponse:
+        """Erase everything of one user (an admin token only)."""
+        logger.warning("admin token %s erased a user", info.id)
+        return _json({"deleted": await store.clear_user_memory(user_id)})
+
+
+class InvalidInputTooMany(InvalidInput):
+    """A batch or page larger than the service allows."""
+
+
+def serve(
+    *,
+    database_url: str | None,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    home: str | None = None,
+    embedding_model: str | None = None,
+    auto_migrate: bool = False,
+    settings: ServiceSettings | None = None,
+) -> None:
+    """Run the service with uvicorn until SIGINT/SIGTERM (in-flight requests finish)."""
+    import uvicorn
+
+    cfg = settings or ServiceSettings()
+    store = AsyncMemoryStore(
+        database_url,
+        home=home,
+        embedding_model=embedding_model,
+        auto_migrate=True if auto_migrate else None,
+    )
+    config = uvicorn.Config(
+        create_app(store, cfg),
+        host=host,
+        port=port,
+        access_log=False,  # our own log line per request carries no query string
+        log_config=None,
+        timeout_graceful_shutdown=int(cfg.graceful_timeout_s),
+        lifespan="on",
+    )
+    uvicorn.Server(config).run()

@@ -1,0 +1,388 @@
+"""The MCP server: memory tools for agents that speak MCP (Claude Code, Cursor, Hermes).
+
+Two transports, built with the official ``mcp`` SDK:
+
+* ``memory-pg mcp`` (stdio): one local agent; the user (and agent) come from
+  ``--user``/``--agent`` or ``MEMORY_PG_USER_ID``/``MEMORY_PG_AGENT_ID``;
+* streamable HTTP at ``/mcp`` of ``memory-pg serve``: every request carries
+  ``Authorization: Bearer mpg_...``, and the token fixes the user and agent.
+
+No tool takes a user: a tool call can only reach its own user's memories. Errors
+come back as MCP tool errors whose text names the problem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
+from memory_pg.service.tokens import TokenInfo, verify_token
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Identity", "McpHttpApp", "build_server", "http_app", "run_stdio"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+INSTRUCTIONS = (
+    "Long-term memory shared by this user's agents. Search before answering questions "
+    "about the user, their projects and past decisions; add durable facts (decisions, "
+    "preferences, project status, todos) as they are stated; replace a memory when a "
+    "fact changes instead of adding a contradicting one. Memories are shared with the "
+    "user's other agents unless added with private=true."
+)
+
+#: Where the HTTP transport leaves the request's verified token for the tools.
+STATE_KEY = "memory_pg_token"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a tool call acts for: fixed by the token (HTTP) or the command line (stdio)."""
+
+    user_id: str
+    agent_id: str | None = None
+    read_only: bool = False
+
+    @classmethod
+    def of_token(cls, info: TokenInfo) -> Identity:
+        """The identity a user token fixes."""
+        if info.is_admin:
+            raise PermissionDenied("an admin token has no user: MCP tools need a user token")
+        return cls(info.user_id, info.agent_id, info.read_only)
+
+
+Resolver = Callable[[Context], Awaitable[Identity]]
+
+
+def _tool_error(exc: MemoryPgError) -> ToolError:
+    return ToolError(f"{type(exc).__name__}: {exc}")
+
+
+def _compact(row: dict[str, Any]) -> dict[str, Any]:
+    keep = (
+        "id",
+        "text",
+        "memory_type",
+        "topic",
+        "metadata",
+        "importance",
+        "agent_id",
+        "private",
+        "created_at",
+        "event_time",
+        "superseded_at",
+        "superseded_by",
+        "score",
+    )
+    out = {k: row[k] for k in keep if k in row}
+    return json.loads(json.dumps(out, default=str, ensure_ascii=False))  # type: ignore[no-any-return]
+
+
+def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
+    """An MCP server with the memory tools; ``resolve`` says who each call acts for."""
+    server: MCPServer[Any] = MCPServer(
+        name="memory-pg", instructions=INSTRUCTIONS, version="1", log_level="WARNING"
+    )
+    read_only_hint = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+    async def writer(ctx: Context) -> Identity:
+        who = await resolve(ctx)
+        if who.read_only:
+            raise ToolError("PermissionDenied: this token (or server) is read-only")
+        return who
+
+    @contextlib.asynccontextmanager
+    async def typed_errors() -> AsyncIterator[None]:
+        try:
+            yield
+        except MemoryPgError as exc:
+            raise _tool_error(exc) from exc
+
+    @server.tool(annotations=read_only_hint)
+    async def search_memory(
+        query: Annotated[str, Field(description="what to look for, in any language")],
+        ctx: Context,
+        top_k: Annotated[int, Field(ge=1, le=50, description="how many memories")] = 5,
+        memory_types: Annotated[
+            list[str] | None,
+            Field(
+                description="only these types: user_profile, project_status, key_decision, "
+                "todo, dialogue"
+            ),
+        ] = None,
+        agent_ids: Annotated[
+            list[str] | None, Field(description="only memories written by these agents")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Search the user's long-term memory, best match first.
+
+        Returns current memories only (replaced ones are left out), each with its id,
+        text, type and score. Use before answering anything about the user or their work.
+        """
+        who = await resolve(ctx)
+        async with typed_errors():
+            hits = await store.search(
+                query,
+                top_k,
+                user_id=who.user_id,
+                memory_types=memory_types,
+                agent_id=who.agent_id,
+                agent_ids=agent_ids,
+            )
+        return {"results": [_compact(h) for h in hits]}
+
+    @server.tool(annotations=writes)
+    async def add_memory(
+        text: Annotated[str, Field(description="one durable fact, stated on its own")],
+        ctx: Context,
+        memory_type: Annotated[
+            str,
+            Field(description="user_profile, project_status, key_decision, todo or dialogue"),
+        ] = "key_decision",
+        topic: Annotated[
+            str | None,
+            Field(
+                description="a stable key (e.g. 'database'): a later memory with the same "
+                "topic and type replaces this one"
+            ),
+        ] = None,
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        private: Annotated[
+            bool,
+            Field(
+                description="keep it to this agent instead of sharing with the user's other agents"
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
+        """Remember a fact about the user or their work; returns its id.
+
+        Repeating a current memory returns the existing id; a new decision on the same
+        topic replaces the old one, which stays in history.
+        """
+        who = await writer(ctx)
+        async with typed_errors():
+            memory_id = await store.add_memory(
+                text,
+                memory_type,
+                user_id=who.user_id,
+                topic=topic,
+                importance=importance,
+                agent_id=who.agent_id,
+                private=private,
+            )
+        return {"id": memory_id}
+
+    @server.tool(annotations=writes)
+    async def update_memory(
+        memory_id: Annotated[str, Field(description="id of the current memory to replace")],
+        text: Annotated[str, Field(description="the corrected or updated fact")],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """Replace a memory by a new one (update by replacement); the old one stays in history.
+
+        Returns the new id. Fails if the memory does not exist or was already replaced.
+        """
+        who = await writer(ctx)
+        async with typed_errors():
+            new_id = await store.replace_memory(
+                memory_id, text, user_id=who.user_id, agent_id=who.agent_id
+            )
+        return {"id": new_id, "replaced": memory_id}
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    async def forget_memory(
+        memory_id: Annotated[str, Field(description="id of the memory to erase")],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """Erase one memory and its history for good (the user asked to forget it)."""
+        who = await writer(ctx)
+        async with typed_errors():
+            done = await store.delete_memory(memory_id, user_id=who.user_id, agent_id=who.agent_id)
+        if not done:
+            raise ToolError(f"MemoryNotFound: no memory {memory_id} for this user")
+        return {"deleted": memory_id}
+
+    @server.tool(annotations=read_only_hint)
+    async def memory_history(
+        ctx: Context,
+        memory_id: Annotated[
+            str | None, Field(description="one memory's events; none: all of the user's")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Why a memory was added, replaced, merged or forgotten: its events, oldest first."""
+        who = await resolve(ctx)
+        async with typed_errors():
+            events = await store.history(memory_id, user_id=who.user_id, agent_id=who.agent_id)
+        return {"events": json.loads(json.dumps(events, default=str, ensure_ascii=False))}
+
+    @server.tool(annotations=read_only_hint)
+    async def list_recent_memories(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        memory_type: Annotated[str | None, Field(description="only this type")] = None,
+    ) -> dict[str, Any]:
+        """The user's most recent current memories, newest first."""
+        who = await resolve(ctx)
+        async with typed_errors():
+            rows = await store.list_memories(
+                user_id=who.user_id,
+                memory_types=[memory_type] if memory_type else None,
+                limit=limit,
+                agent_id=who.agent_id,
+            )
+        return {"memories": [_compact(r) for r in rows]}
+
+    return server
+
+
+# -- stdio ------------------------------------------------------------------------------
+
+
+def run_stdio(
+    *,
+    user_id: str,
+    agent_id: str | None = None,
+    read_only: bool = False,
+    database_url: str | None = None,
+    home: str | None = None,
+    embedding_model: str | None = None,
+    auto_migrate: bool = False,
+) -> None:
+    """Serve the tools on stdin/stdout for one user (and agent) until the client leaves."""
+    import anyio
+
+    from memory_pg.service.tokens import check_agent_id
+
+    store = AsyncMemoryStore(
+        database_url,
+        user_id=user_id,
+        home=home,
+        embedding_model=embedding_model,
+        auto_migrate=True if auto_migrate else None,
+    )
+    assert store.user_id is not None
+    identity = Identity(store.user_id, check_agent_id(agent_id), read_only)
+
+    async def resolve(ctx: Context) -> Identity:
+        return identity
+
+    async def main() -> None:
+        await store.open()
+        try:
+            await build_server(store, resolve).run_stdio_async()
+        finally:
+            await store.close()
+
+    anyio.run(main)
+
+
+# -- streamable HTTP ----------------------------------------------------------------------
+
+
+class McpHttpApp:
+    """The streamable-HTTP MCP endpoint for ``/mcp``: bearer tokens checked first.
+
+    ``asgi`` is the ASGI app (it answers 401 with a JSON body before MCP sees a
+    request without a live token); ``lifespan()`` runs the SDK's session manager.
+    """
+
+    def __init__(self, store: AsyncMemoryStore) -> None:
+        self.store = store
+
+        async def resolve(ctx: Context) -> Identity:
+            request = ctx.request_context.request
+            state = getattr(request, "scope", {}).get("state") or {}
+            info = state.get(STATE_KEY)
+            if not isinstance(info, TokenInfo):  # pragma: no cover - the wrapper always sets it
+                raise ToolError("AuthenticationFailed: no token")
+            try:
+                return Identity.of_token(info)
+            except PermissionDenied as exc:
+                raise _tool_error(exc) from exc
+
+        self.server = build_server(store, resolve)
+        self._app = self.server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            # Bearer tokens, which a browser never sends by itself, guard this endpoint;
+            # the service may be reached under any host name.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+
+    def lifespan(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """The session manager's task group, for the host app's lifespan."""
+        return self.server.session_manager.run()
+
+    async def asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the bearer token, then hand the request to the SDK."""
+        if scope["type"] != "http":  # pragma: no cover
+            await self._app(scope, receive, send)
+            return
+        header = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                header = value.decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        try:
+            if scheme.lower() != "bearer":
+                raise AuthenticationFailed(
+                    "a bearer token is required (Authorization: Bearer mpg_...)"
+                )
+            info = await verify_token(self.store.engine, token.strip())  # type: ignore[arg-type]
+            if info.is_admin:
+                raise PermissionDenied("an admin token has no user: MCP needs a user token")
+        except (AuthenticationFailed, PermissionDenied) as exc:
+            from memory_pg.service.http import error_body, status_of
+
+            body = json.dumps(error_body(type(exc).__name__, str(exc))).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status_of(exc),
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b"Bearer"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        except MemoryPgError as exc:
+            from memory_pg.service.http import error_body, status_of
+
+            body = json.dumps(error_body(type(exc).__name__, str(exc))).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status_of(exc),
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})[STATE_KEY] = info
+        scope["state"]["token_id"] = info.id
+        await self._app(scope, receive, send)
+
+
+def http_app(store: AsyncMemoryStore) -> McpHttpApp:
+    """The ``/mcp`` endpoint of the HTTP service over ``store``."""
+    return McpHttpApp(store)

@@ -1,0 +1,266 @@
+"""Bearer tokens bound to tenants: create, list, revoke (CLI) and verify (service).
+
+A token is ``mpg_`` followed by 256 random bits (URL-safe base64). PostgreSQL keeps
+only its sha256 (``memory_pg_tokens.token_hash``): the token is printed once by
+``memory-pg token create`` and cannot be read back. A token row fixes the user
+(and optionally the agent) of every request made with it; ``read_only`` tokens
+may not write; ``scope='admin'`` tokens are for maintenance across users and are
+never created unless an operator asks.
+
+Row-level security on the table (migration 0006): a transaction sees its tenant's
+tokens, and the one row whose hash it set in ``memory_pg.token_hash``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import Engine, Insert, Select, TextClause, Update, func, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory_pg import queries
+from memory_pg._base import parse_memory_id, translate_errors
+from memory_pg._validate import check_agent_id as _check_agent_id
+from memory_pg._validate import check_user_id
+from memory_pg.config import StoreSettings
+from memory_pg.errors import AuthenticationFailed, InvalidArgument
+from memory_pg.tables import tokens as t
+
+__all__ = [
+    "TOKEN_PREFIX",
+    "NewToken",
+    "TokenInfo",
+    "check_agent_id",
+    "create_token",
+    "hash_token",
+    "list_tokens",
+    "parse_duration",
+    "revoke_token",
+    "verify_token",
+]
+
+#: Every token starts with this, so a leaked one is easy to recognise (secret scanners).
+TOKEN_PREFIX = "mpg_"
+
+_SCOPES = ("user", "admin")
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_SETTINGS = StoreSettings()
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """One token as stored (never the token itself)."""
+
+    id: str
+    user_id: str
+    agent_id: str | None
+    scope: str
+    read_only: bool
+    label: str | None
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+    @property
+    def is_admin(self) -> bool:
+        """A maintenance token: cross-user operations only, no user of its own."""
+        return self.scope == "admin"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (times as ISO 8601)."""
+        return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class NewToken:
+    """A token just created: ``token`` is shown once and is not stored anywhere."""
+
+    token: str
+    info: TokenInfo
+
+
+def hash_token(token: str) -> str:
+    """The hex sha256 the database keeps of a token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def parse_duration(value: str) -> timedelta:
+    """``90d``, ``12h``, ``30m``, ``2w``, ``45s`` as a timedelta (positive)."""
+    match = _DURATION.match(value)
+    if not match or int(match.group(1)) <= 0:
+        raise InvalidArgument(
+            f"not a duration: {value!r}; write a positive number and a unit, e.g. 90d, 12h, 2w"
+        )
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def check_agent_id(agent_id: object) -> str | None:
+    """An agent id under the rules of a user id (None: no agent)."""
+    return _check_agent_id(agent_id, _SETTINGS)
+
+
+# -- statements (pure) -------------------------------------------------------------
+
+_COLUMNS = (
+    t.c.id,
+    t.c.user_id,
+    t.c.agent_id,
+    t.c.scope,
+    t.c.read_only,
+    t.c.label,
+    t.c.created_at,
+    t.c.expires_at,
+    t.c.revoked_at,
+)
+
+
+def _insert(
+    user_id: str,
+    token_hash: str,
+    agent_id: str | None,
+    scope: str,
+    read_only: bool,
+    label: str | None,
+    expires_at: datetime | None,
+) -> Insert:
+    return (
+        insert(t)
+        .values(
+            user_id=user_id,
+            token_hash=token_hash,
+            agent_id=agent_id,
+            scope=scope,
+            read_only=read_only,
+            label=label,
+            expires_at=expires_at,
+        )
+        .returning(*_COLUMNS)
+    )
+
+
+def _lookup(token_hash: str) -> tuple[TextClause, Select[Any]]:
+    """Reveal the row of this hash to the transaction (RLS), then read it."""
+    reveal = text(
+        "SELECT set_config('memory_pg.token_hash', :token_hash, true), "
+        "set_config('memory_pg.user_id', '', true)"
+    ).bindparams(token_hash=token_hash)
+    row = select(*_COLUMNS, (t.c.expires_at <= func.now()).label("expired")).where(
+        t.c.token_hash == token_hash
+    )
+    return reveal, row
+
+
+def _list(user_id: str | None) -> Select[Any]:
+    stmt = select(*_COLUMNS).order_by(t.c.user_id, t.c.created_at, t.c.id)
+    if user_id is not None:
+        stmt = stmt.where(t.c.user_id == user_id)
+    return stmt
+
+
+def _revoke(user_id: str, token_id: uuid.UUID) -> Update:
+    return (
+        t.update()
+        .where(t.c.user_id == user_id, t.c.id == token_id, t.c.revoked_at.is_(None))
+        .values(revoked_at=func.now())
+        .returning(t.c.id)
+    )
+
+
+def _info(row: Any) -> TokenInfo:
+    m = row._mapping
+    return TokenInfo(
+        id=str(m["id"]),
+        user_id=m["user_id"],
+        agent_id=m["agent_id"],
+        scope=m["scope"],
+        read_only=bool(m["read_only"]),
+        label=m["label"],
+        created_at=m["created_at"],
+        expires_at=m["expires_at"],
+        revoked_at=m["revoked_at"],
+    )
+
+
+# -- I/O ------------------------------------------------------------------------------
+
+
+def create_token(
+    engine: Engine,
+    user_id: str,
+    *,
+    agent_id: str | None = None,
+    read_only: bool = False,
+    expires_in: timedelta | None = None,
+    admin: bool = False,
+    label: str | None = None,
+) -> NewToken:
+    """Create a token for ``user_id`` (an admin token: ``user_id`` names its operator).
+
+    The returned ``NewToken.token`` is the only copy of the token: print it once.
+    """
+    uid = check_user_id(user_id, _SETTINGS)
+    agent = check_agent_id(agent_id)
+    if admin and agent is not None:
+        raise InvalidArgument("an admin token has no agent")
+    if expires_in is not None and expires_in <= timedelta(0):
+        raise InvalidArgument("a token must expire in the future")
+    if label is not None and (not isinstance(label, str) or len(label) > 200):
+        raise InvalidArgument("a label is a text of at most 200 characters")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    expires_at = None if expires_in is None else datetime.now(timezone.utc) + expires_in
+    stmt = _insert(
+        uid, hash_token(token), agent, "admin" if admin else "user", read_only, label, expires_at
+    )
+    with translate_errors(), engine.begin() as conn:
+        conn.execute(queries.set_tenant(uid))
+        row = conn.execute(stmt).one()
+    return NewToken(token, _info(row))
+
+
+def list_tokens(engine: Engine, user_id: str | None = None) -> list[TokenInfo]:
+    """Tokens of one user; with no user, every token the role may see (maintenance)."""
+    uid = None if user_id is None else check_user_id(user_id, _SETTINGS)
+    with translate_errors(), engine.begin() as conn:
+        conn.execute(queries.set_tenant(uid))
+        return [_info(r) for r in conn.execute(_list(uid))]
+
+
+def revoke_token(engine: Engine, user_id: str, token_id: str) -> bool:
+    """Revoke one token of a user at once; False if there was no such live token."""
+    uid = check_user_id(user_id, _SETTINGS)
+    tid = parse_memory_id(token_id)
+    with translate_errors(), engine.begin() as conn:
+        conn.execute(queries.set_tenant(uid))
+        return conn.execute(_revoke(uid, tid)).first() is not None
+
+
+async def verify_token(engine: AsyncEngine, token: str | None) -> TokenInfo:
+    """The live token row of a presented token, or :class:`AuthenticationFailed`.
+
+    Unknown, revoked and expired tokens fail alike to the caller (the message says
+    which, for the operator's logs). The clock is the database's.
+    """
+    if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        raise AuthenticationFailed(
+            "a valid bearer token is required (Authorization: Bearer mpg_...)"
+        )
+    reveal, stmt = _lookup(hash_token(token))
+    with translate_errors():
+        async with engine.begin() as conn:
+            await conn.execute(reveal)
+            row = (await conn.execute(stmt)).first()
+    if row is None:
+        raise AuthenticationFailed("unknown token")
+    info = _info(row)
+    if info.revoked_at is not None:
+        raise AuthenticationFailed("token revoked")
+    if row._mapping["expired"]:
+        raise AuthenticationFailed("token expired")
+    return info

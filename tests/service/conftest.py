@@ -1,0 +1,162 @@
+"""One real ``memory-pg serve`` subprocess (uvicorn) on a free port, shared by the service tests.
+
+Its database is cloned from the migrated template for this package of tests; each
+test works with users of its own (``fresh_user``), so no test reads another's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from sqlalchemy import create_engine
+
+from memory_pg.service.tokens import NewToken, create_token
+from tests.integration._security_support import extra_database
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (127.0.0.1)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def service_env() -> dict[str, str]:
+    """The environment of a service subprocess: the bundled model, no network."""
+    env = dict(os.environ)
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        MEMORY_PG_EMBEDDING_MODEL="all-MiniLM-L6-v2",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@dataclass
+class Service:
+    """A running service: its URL, database URL and a way to mint tokens."""
+
+    base_url: str
+    db_url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def token(self, user_id: str, **kwargs: Any) -> NewToken:
+        engine = create_engine(self.db_url)
+        try:
+            return create_token(engine, user_id, **kwargs)
+        finally:
+            engine.dispose()
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": "Bearer " + token} if token else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=60)
+
+
+def start_service(db_url: str, log: Path, *extra: str) -> Service:
+    """Start ``memory-pg serve`` and wait until /readyz answers (or the process dies)."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "memory_pg",
+        "-v",
+        "--database-url",
+        db_url,
+        "serve",
+        "--port",
+        str(port),
+        *extra,
+    ]
+    with log.open("wb") as fh:
+        process = subprocess.Popen(
+            cmd, cwd=ROOT, env=service_env(), stdout=fh, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    # Start-up loads the model: wait for the process, not for a fixed time.
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError("service exited: " + log.read_text(errors="replace")[-3000:])
+        try:
+            if httpx.get(base + "/readyz", timeout=5).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    return Service(base, db_url, process, log)
+
+
+def stop_service(service: Service) -> int:
+    """SIGTERM, then wait for a clean exit; returns the exit code."""
+    if service.process.poll() is None:
+        service.process.send_signal(signal.SIGTERM)
+    try:
+        return service.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        service.process.kill()
+        return service.process.wait()
+
+
+@pytest.fixture(scope="package")
+def service_db(pg_server: Any, pg_template: Any) -> Iterator[str]:
+    """A database of its own (migrated, empty) for this package's service."""
+    with psycopg.connect(
+        host=pg_server.host,
+        port=pg_server.port,
+        user=pg_server.user,
+        password=pg_server.password,
+        dbname="postgres",
+        autocommit=True,
+    ) as raw:
+        with extra_database(raw, pg_template.template_dbname) as name:
+            yield pg_server.url(name)
+
+
+@pytest.fixture(scope="package")
+def service(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The running ``memory-pg serve`` of this package."""
+    log = tmp_path_factory.mktemp("service") / "service.log"
+    svc = start_service(service_db, log)
+    try:
+        yield svc
+    finally:
+        stop_service(svc)
+
+
+@pytest.fixture
+def fresh_user() -> Callable[[str], str]:
+    """Unique user ids for one test: ``fresh_user('alice')`` -> ``alice-3f2a...``."""
+    suffix = secrets.token_hex(4)
+    return lambda name: f"{name}-{suffix}"
+
+
+@pytest.fixture
+def service_raw(service_db: str) -> Iterator[psycopg.Connection[Any]]:
+    """A superuser connection to the service's database, to look at the tables."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(service_db)
+    with psycopg.connect(
+        host=url.query.get("host") or url.host,
+        port=url.port or int(url.query.get("port", 5432)),  # type: ignore[arg-type]
+        user=url.username,
+        dbname=url.database,
+        autocommit=True,
+    ) as conn:
+        yield conn
