@@ -23,8 +23,9 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
+from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder
+from memory_pg.embedding import Embedder, readability
 from memory_pg.lifecycle import Judge
 from memory_pg.store import MemoryStore, _engine_options, _materialize, _stats_dict
 
@@ -247,6 +248,7 @@ class AsyncMemoryStore(StoreCore):
         track_access: bool = True,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -257,7 +259,18 @@ class AsyncMemoryStore(StoreCore):
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
         vector = await asyncio.to_thread(self.embedder.embed_query, text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        readable = await asyncio.to_thread(readability, self.embedder, text)
+        plan = self._plan_search(
+            uid,
+            text,
+            vector,
+            k,
+            filters,
+            track_access,
+            self.ranking,
+            readability=readable,
+            now=check_time(now, "now"),
+        )
         return await self._run(plan, uid, ef_search=self.ef_search)
 
     async def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:

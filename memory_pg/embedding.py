@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +56,73 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """The vector for one search query, L2-normalised (1-d)."""
         ...
+
+
+#: Han, kana and hangul: the scripts a model may have tokens for yet not read.
+_CJK_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: Common Chinese text a model that reads Chinese has words for. all-MiniLM-L6-v2
+#: knows a few hundred single Han characters (月, 北, 京) from English Wikipedia,
+#: but reads this as mostly ``[UNK]``: its Han tokens are then not reading either.
+_CJK_PROBE = "我们决定使用数据库，下周去上海开会，她喜欢喝咖啡和看电影。"
+#: A model whose tokenizer leaves more than this share of the probe ``[UNK]`` does
+#: not read CJK text.
+_CJK_PROBE_MAX_UNKNOWN = 0.1
+
+
+#: Whether a tokenizer reads CJK, by ``id``: tokenizers live as long as their model,
+#: which the process keeps (``get_embedder``).
+_READS_CJK: dict[int, bool] = {}
+
+
+def tokenizer_readability(tokenizer: object, text: str) -> float:
+    """Share of ``text``'s tokens that ``tokenizer``'s model can read, 0..1.
+
+    A token is unreadable when it is the unknown token (``[UNK]``), or a CJK token
+    of a model that does not read CJK (its tokenizer leaves common Chinese text
+    mostly ``[UNK]``). 1.0 for a text with no tokens, and for a tokenizer with no
+    unknown token (byte-level BPE and SentencePiece models read every script).
+    """
+    unk = getattr(tokenizer, "unk_token", None)
+    if unk is None:
+        return 1.0
+    # Punctuation says nothing of the language: it counts neither way.
+    tokens = [t for t in _tokens(tokenizer, text) if t == unk or any(c.isalnum() for c in t)]
+    if not tokens:
+        return 1.0
+    reads_cjk = _reads_cjk(tokenizer)
+    unread = sum(1 for t in tokens if t == unk or (not reads_cjk and _CJK_TOKEN.search(t)))
+    return 1.0 - unread / len(tokens)
+
+
+def _tokens(tokenizer: object, text: str) -> list[str]:
+    tokens: list[str] = tokenizer.tokenize(text)  # type: ignore[attr-defined]
+    return tokens
+
+
+def _reads_cjk(tokenizer: object) -> bool:
+    cached = _READS_CJK.get(id(tokenizer))
+    if cached is None:
+        tokens = _tokens(tokenizer, _CJK_PROBE)
+        unk = getattr(tokenizer, "unk_token", None)
+        unknown = sum(1 for t in tokens if t == unk) / max(len(tokens), 1)
+        cached = unknown <= _CJK_PROBE_MAX_UNKNOWN
+        _READS_CJK[id(tokenizer)] = cached
+    return bool(cached)
+
+
+def readability(embedder: object, text: str) -> float:
+    """How much of ``text`` the embedder's model can read, 0..1 (see
+    :func:`tokenizer_readability`); 1.0 for an embedder that does not say.
+
+    An embedder says by a ``readability(text)`` method; :class:`SentenceTransformerEmbedder`
+    has one. A search gives the vector leg this share of its weight, so a model
+    that reads a Chinese query as ``[UNK]`` does not dilute the full-text leg.
+    """
+    method = getattr(embedder, "readability", None)
+    if method is None:
+        return 1.0
+    value = float(method(text))
+    return min(max(value, 0.0), 1.0)
 
 
 def embedding_text(text: str, context: str | None) -> str:
@@ -206,6 +274,13 @@ class SentenceTransformerEmbedder:
         vector: Vectors = self._encode([self._query_instruction + text])[0]
         return vector
 
+    def readability(self, text: str) -> float:
+        """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
+        tokenizer = getattr(self._load(), "tokenizer", None)
+        if tokenizer is None:
+            return 1.0
+        return tokenizer_readability(tokenizer, text)
+
 
 _cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
 _cache_lock = threading.Lock()
@@ -227,5 +302,7 @@ __all__ = [
     "Vectors",
     "bundled_model_path",
     "get_embedder",
+    "readability",
     "resolve_model_name",
+    "tokenizer_readability",
 ]

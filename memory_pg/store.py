@@ -29,6 +29,7 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
+from memory_pg._validate import check_time
 from memory_pg.config import (
     RankingSettings,
     StoreSettings,
@@ -36,7 +37,7 @@ from memory_pg.config import (
     database_url_from_env,
     default_home,
 )
-from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
+from memory_pg.embedding import Embedder, get_embedder, readability, resolve_model_name
 from memory_pg.errors import SchemaNotReady
 from memory_pg.lifecycle import Judge
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
@@ -404,6 +405,7 @@ class MemoryStore(StoreCore):
         track_access: bool = True,
         min_similarity: float | None = None,
         min_lexical: float | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -428,6 +430,15 @@ class MemoryStore(StoreCore):
                 unless ``min_lexical`` keeps them.
             min_lexical: drop results whose full-text score (0..1) is below this,
                 unless ``min_similarity`` keeps them.
+            now: the time that dates and relative times in the query ("上周",
+                "5月2号", "last Friday") are resolved against (default: ``as_of``,
+                else the current time). Memories whose event time falls in the
+                span the query names rank first (``time_match`` in the result);
+                the words that named it are left out of the full-text query.
+
+        The vector leg weighs as much as the embedding model reads of the query
+        (``readability`` in each result: 1.0 for English, about 0 for Chinese with
+        the bundled all-MiniLM-L6-v2, whose vocabulary has no Chinese words).
         """
         uid = self._scope(user_id)
         text = self._check_query(query)
@@ -436,7 +447,17 @@ class MemoryStore(StoreCore):
             memory_types, since, until, metadata_filter, as_of, min_similarity, min_lexical
         )
         vector = self.embedder.embed_query(text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        plan = self._plan_search(
+            uid,
+            text,
+            vector,
+            k,
+            filters,
+            track_access,
+            self.ranking,
+            readability=readability(self.embedder, text),
+            now=check_time(now, "now"),
+        )
         return self._run(plan, uid, ef_search=self.ef_search)
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
