@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,56 +57,25 @@ class Embedder(Protocol):
         ...
 
 
-#: Han, kana and hangul: the scripts a model may have tokens for yet not read.
-_CJK_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-#: Common Chinese text a model that reads Chinese has words for. all-MiniLM-L6-v2
-#: knows a few hundred single Han characters (月, 北, 京) from English Wikipedia,
-#: but reads this as mostly ``[UNK]``: its Han tokens are then not reading either.
-_CJK_PROBE = "我们决定使用数据库，下周去上海开会，她喜欢喝咖啡和看电影。"
-#: A model whose tokenizer leaves more than this share of the probe ``[UNK]`` does
-#: not read CJK text.
-_CJK_PROBE_MAX_UNKNOWN = 0.1
-
-
-#: Whether a tokenizer reads CJK, by ``id``: tokenizers live as long as their model,
-#: which the process keeps (``get_embedder``).
-_READS_CJK: dict[int, bool] = {}
-
-
 def tokenizer_readability(tokenizer: object, text: str) -> float:
-    """Share of ``text``'s tokens that ``tokenizer``'s model can read, 0..1.
+    """Share of ``text``'s tokens that ``tokenizer`` knows (not its unknown token), 0..1.
 
-    A token is unreadable when it is the unknown token (``[UNK]``), or a CJK token
-    of a model that does not read CJK (its tokenizer leaves common Chinese text
-    mostly ``[UNK]``). 1.0 for a text with no tokens, and for a tokenizer with no
+    all-MiniLM-L6-v2 reads "数据库选型" as five ``[UNK]`` (0.0) but knows a few
+    hundred single Han characters (李, 明, 吃), whose vectors carry a little meaning:
+    measured on ``benchmarks/zh_dev.json`` (tuning users), weighting its vector leg
+    by this share found more than dropping it for every Chinese query. Punctuation
+    counts neither way. 1.0 for a text with no tokens, and for a tokenizer with no
     unknown token (byte-level BPE and SentencePiece models read every script).
     """
     unk = getattr(tokenizer, "unk_token", None)
     if unk is None:
         return 1.0
-    # Punctuation says nothing of the language: it counts neither way.
-    tokens = [t for t in _tokens(tokenizer, text) if t == unk or any(c.isalnum() for c in t)]
+    tokens: list[str] = tokenizer.tokenize(text)  # type: ignore[attr-defined]
+    # Punctuation says nothing of the language.
+    tokens = [t for t in tokens if t == unk or any(c.isalnum() for c in t)]
     if not tokens:
         return 1.0
-    reads_cjk = _reads_cjk(tokenizer)
-    unread = sum(1 for t in tokens if t == unk or (not reads_cjk and _CJK_TOKEN.search(t)))
-    return 1.0 - unread / len(tokens)
-
-
-def _tokens(tokenizer: object, text: str) -> list[str]:
-    tokens: list[str] = tokenizer.tokenize(text)  # type: ignore[attr-defined]
-    return tokens
-
-
-def _reads_cjk(tokenizer: object) -> bool:
-    cached = _READS_CJK.get(id(tokenizer))
-    if cached is None:
-        tokens = _tokens(tokenizer, _CJK_PROBE)
-        unk = getattr(tokenizer, "unk_token", None)
-        unknown = sum(1 for t in tokens if t == unk) / max(len(tokens), 1)
-        cached = unknown <= _CJK_PROBE_MAX_UNKNOWN
-        _READS_CJK[id(tokenizer)] = cached
-    return bool(cached)
+    return 1.0 - sum(1 for t in tokens if t == unk) / len(tokens)
 
 
 def readability(embedder: object, text: str) -> float:

@@ -18,9 +18,9 @@ def bundled() -> object:
 
 def test_the_bundled_model_reads_english_and_not_chinese(bundled: object) -> None:
     assert readability(bundled, "Which database did we choose?") == 1.0
-    # all-MiniLM-L6-v2 has tokens for some Han characters (李, 明) but no Chinese words.
     assert readability(bundled, "数据库选型") == 0.0
-    assert readability(bundled, "李明是做什么工作的？") == 0.0
+    # all-MiniLM-L6-v2 has tokens for some Han characters (李, 明) but no Chinese words.
+    assert 0.0 < readability(bundled, "李明是做什么工作的？") < 0.5
     mixed = readability(bundled, "PostgreSQL 还是 MySQL？")
     assert 0.5 < mixed < 1.0
 
