@@ -94,3 +94,17 @@ def test_a_time_boost_never_reaches_another_user(make_store: Any) -> None:
 def test_a_naive_now_is_refused(store: Any) -> None:
     with pytest.raises(InvalidArgument, match="now"):
         store.search("上周", now=datetime(2026, 12, 3))
+
+
+async def test_the_async_store_weighs_and_resolves_like_the_sync_one(
+    db_url: str, embedder: Any
+) -> None:
+    from memory_pg.async_store import AsyncMemoryStore
+
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        await store.add_memory("和客户开会讨论报价", "dialogue", event_time=NOW - timedelta(days=8))
+        await store.add_memory("和客户开会讨论合同", "dialogue", event_time=NOW - timedelta(days=1))
+        hits = await store.search("上周和客户开会讨论了什么？", top_k=2, now=NOW)
+    assert hits[0]["text"] == "和客户开会讨论报价"
+    assert hits[0]["time_match"] == 1.0
+    assert 0.0 <= hits[0]["readability"] < 0.5
