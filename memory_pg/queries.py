@@ -359,7 +359,8 @@ class SearchFilters:
         metadata: only memories whose metadata contains this JSON object (``@>``).
         as_of: what was current at this past time, instead of now.
         min_similarity: with ``min_lexical``, the relevance gate of a search: a
-            result is kept if its cosine similarity reaches ``min_similarity`` or
+            result is kept if its cosine similarity (times the query's
+            readability) reaches ``min_similarity`` or
             its full-text score reaches ``min_lexical`` (either alone when only it
             is set). None for both: no gate.
         min_lexical: see ``min_similarity``.
@@ -884,7 +885,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
     stmt = select(*parts.c, *extra, score.label("score"))
     gates = []
     if shape.min_similarity:
-        gates.append(parts.c.similarity >= _P_MIN_SIMILARITY)
+        # The similarity of a query the model cannot read is no evidence of relevance.
+        gates.append(parts.c.similarity * parts.c.readability >= _P_MIN_SIMILARITY)
     if shape.min_lexical:
         gates.append(parts.c.lexical >= _P_MIN_LEXICAL)
     if gates:

@@ -108,3 +108,14 @@ async def test_the_async_store_weighs_and_resolves_like_the_sync_one(
     assert hits[0]["text"] == "和客户开会讨论报价"
     assert hits[0]["time_match"] == 1.0
     assert 0.0 <= hits[0]["readability"] < 0.5
+
+
+def test_an_unreadable_querys_similarity_lets_no_stranger_into_the_prompt(store: Any) -> None:
+    from memory_pg import MemoryRetriever
+
+    store.add_memory("李明喜欢吃川菜，不吃香菜", "user_profile")
+    store.add_memory("服务器成本每月约两千元", "project_status")
+    # all-MiniLM-L6-v2 scores these Chinese texts close to the query (cosine > 0.35)
+    # though they share no word: only the full-text match is evidence.
+    found = MemoryRetriever(store, top_k=5).retrieve_as_list("李明喜欢吃什么菜？")
+    assert [h["text"] for h in found] == ["李明喜欢吃川菜，不吃香菜"]
