@@ -16,6 +16,7 @@ Not a test: a measurement, reported with the command that reproduced it.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import platform
@@ -26,7 +27,7 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         base = replace(base, candidates=args.candidates)
     if args.rrf_k is not None:
         base = replace(base, rrf_k=args.rrf_k)
+    takes_now = "now" in inspect.signature(store._plan_search).parameters
     names = args.variants.split(",")
     variants = {name: variant(name, base) for name in names}
     results: dict[str, list[tuple[int, dict[int, float]]]] = defaultdict(list)
@@ -293,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             # Plain cosine baseline: each turn as "speaker: text", the same model, exact
             # search (the text alone, without the speaker, gets 24% Recall@5).
             plain = embedder.embed_documents([f"{t.speaker}: {t.text}" for t in turns])
+            # The questions are asked after the last session: "in June" is the June
+            # before it, not the one before today.
+            asked = max(t.when for t in turns) + timedelta(days=1)
             valid = {t.dia_id for t in turns}
             for qa in sample["qa"]:
                 evidence = {e for e in qa.get("evidence", []) if e in valid}
@@ -316,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                         SearchFilters(),
                         False,
                         ranking,
+                        **({"now": asked} if takes_now else {}),
                     )
                     t0 = time.perf_counter()
                     hits = store._run(plan, user, ef_search=store.ef_search)

@@ -231,6 +231,8 @@ SCORE_PARTS = (
     "recency",
     "importance",
     "reinforcement",
+    "readability",
+    "time_match",
 )
 
 
@@ -700,6 +702,9 @@ class StoreCore:
         filters: queries.SearchFilters,
         track_access: bool,
         ranking: RankingSettings | None = None,
+        *,
+        readability: float = 1.0,
+        now: datetime | None = None,
     ) -> Plan[list[dict[str, Any]]]:
         """Rank, and record the use of what was returned, in one statement.
 
@@ -718,6 +723,8 @@ class StoreCore:
             ranking=ranking,
             # A look into the past (as_of) is not a use of today's memories.
             touch=track_access and filters.as_of is None,
+            readability=readability,
+            now=now,
         )
         return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
 

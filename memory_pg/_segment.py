@@ -30,6 +30,16 @@ _ZH_STOPWORDS = frozenset(
     "什么 怎么 哪 哪个 哪些 谁 多少 几 一个 一些 有 没有 没 不 是否 要 会 能 可以 "
     "请 让 吗 如何 为什么 关于 一下".split()
 )
+#: Words that ask rather than say ("在哪儿", "怎么样", "对吗", "什么时候"): a question
+#: is not about them, and a memory that holds one is not the answer for it.
+_ZH_QUESTION_WORDS = frozenset(
+    "哪里 哪儿 哪天 哪年 哪月 几号 几月 几点 几时 何时 时候 什么时候 多久 "
+    "怎么样 怎样 什么样 怎么办 是不是 不是 对不对 有没有 对吗 好吗 是吗 呢 啦 嘛 "
+    "知道 记得 告诉 还记得 平时 一般 通常".split()
+)
+#: Off switches for measuring (``benchmarks/zh_dev.py``); both on by default.
+QUESTION_STOPWORDS = True
+OOV_PIECES = True
 
 _lock = threading.Lock()
 _jieba_ready = False
@@ -99,14 +109,26 @@ def segment(text: str) -> Segments:
 
 def _cut(run: str) -> Iterable[str]:
     jieba = _jieba()
+    known = jieba.dt.FREQ  # type: ignore[attr-defined]
     for token in jieba.cut_for_search(run):  # type: ignore[attr-defined]
         token = token.strip()
-        if not token or token in _ZH_STOPWORDS:
+        if not token:
             continue
-        # A lone character is kept only if it is a Han ideograph (e.g. 猫), not kana.
-        if len(token) == 1 and not _CJK_CHAR.match(token):
-            continue
-        yield token
+        pieces = [token]
+        # A word jieba guessed (not in its dictionary) is often a name ("林晓雨") or
+        # a wrong join ("我读"): its pieces go with it, so "晓雨" and "读" still meet.
+        if OOV_PIECES and len(token) > 1 and token not in known and _CJK_CHAR.match(token):
+            if len(token) == 2:
+                pieces.extend(token)
+            else:
+                pieces.extend(token[i : i + 2] for i in range(len(token) - 1))
+        for piece in pieces:
+            if piece in _ZH_STOPWORDS or (QUESTION_STOPWORDS and piece in _ZH_QUESTION_WORDS):
+                continue
+            # A lone character is kept only if it is a Han ideograph (e.g. 猫), not kana.
+            if len(piece) == 1 and not _CJK_CHAR.match(piece):
+                continue
+            yield piece
 
 
 def _or_query(tokens: Iterable[str]) -> str:

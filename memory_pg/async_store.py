@@ -23,8 +23,9 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
+from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder
+from memory_pg.embedding import Embedder, readability
 from memory_pg.lifecycle import Judge
 from memory_pg.store import (
     MemoryStore,
@@ -288,6 +289,7 @@ class AsyncMemoryStore(StoreCore):
         full_text_only: bool = False,
         agent_id: str | None = None,
         agent_ids: Sequence[str] | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -308,7 +310,20 @@ class AsyncMemoryStore(StoreCore):
         vector = (
             None if full_text_only else await asyncio.to_thread(self.embedder.embed_query, text)
         )
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        readable = (
+            0.0 if vector is None else await asyncio.to_thread(readability, self.embedder, text)
+        )
+        plan = self._plan_search(
+            uid,
+            text,
+            vector,
+            k,
+            filters,
+            track_access,
+            self.ranking,
+            readability=readable,
+            now=check_time(now, "now"),
+        )
         return await self._run(plan, uid, ef_search=self.ef_search)
 
     async def get(

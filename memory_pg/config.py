@@ -163,12 +163,21 @@ class RankingSettings:
     The final score, computed in the search statement and mirrored by
     :func:`memory_pg.scoring.final_score`, is::
 
-        relevance = (rrf_weight * rrf + similarity_weight * similarity
-                     + lexical_weight * lexical) / (sum of those three weights)
+        relevance = (rrf_weight * rrf + similarity_weight * r * similarity
+                     + lexical_weight * lexical)
+                    / (rrf_weight + similarity_weight * r + lexical_weight)
         score = relevance * (1 + recency_weight * recency
                              + importance_weight * importance
                              + reinforcement_weight * reinforcement)
                 / (1 + recency_weight + importance_weight + reinforcement_weight)
+                [* (1 + time_weight * time_match) / (1 + time_weight)]
+
+    ``r`` is the query's readability: the share of its tokens the embedding model
+    can read (1.0 for English text with any model, about 0 for Chinese text with
+    all-MiniLM-L6-v2). It weighs the vector leg in ``rrf`` and ``similarity``, so
+    a model that sees a query as ``[UNK]`` does not dilute the full-text leg. The
+    last factor applies when the query names a time ("上周", "in May"): see
+    :mod:`memory_pg.timespan`.
 
     Relevance multiplies the rest, so recency or frequent use never lifts an
     irrelevant memory; among equally relevant ones the newer, more important or
@@ -186,6 +195,8 @@ class RankingSettings:
         recency_weight: boost of a just-happened memory over a very old one.
         importance_weight: boost of an importance-1 memory over an importance-0 one.
         reinforcement_weight: boost of an often and recently used memory.
+        time_weight: boost of a memory whose event time falls in the span the
+            query names, over one far from it (1.0: twice the score).
         half_life_days: recency half-life per memory type, in days.
         default_half_life_days: half-life of types not in ``half_life_days``.
         reinforcement_saturation: uses after which reinforcement is ~63% of its maximum.
@@ -201,6 +212,7 @@ class RankingSettings:
     recency_weight: float = 0.3
     importance_weight: float = 0.1
     reinforcement_weight: float = 0.1
+    time_weight: float = 1.0
     half_life_days: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
     default_half_life_days: float = 30.0
     reinforcement_saturation: float = 5.0
@@ -220,6 +232,7 @@ class RankingSettings:
             self.recency_weight,
             self.importance_weight,
             self.reinforcement_weight,
+            self.time_weight,
         )
         if any(w < 0 for w in weights) or not 0 <= self.lexical_context_weight <= 1:
             raise ConfigurationError(

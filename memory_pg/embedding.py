@@ -61,6 +61,42 @@ class Embedder(Protocol):
         ...
 
 
+def tokenizer_readability(tokenizer: object, text: str) -> float:
+    """Share of ``text``'s tokens that ``tokenizer`` knows (not its unknown token), 0..1.
+
+    all-MiniLM-L6-v2 reads "数据库选型" as five ``[UNK]`` (0.0) but knows a few
+    hundred single Han characters (李, 明, 吃), whose vectors carry a little meaning:
+    measured on ``benchmarks/zh_dev.json`` (tuning users), weighting its vector leg
+    by this share found more than dropping it for every Chinese query. Punctuation
+    counts neither way. 1.0 for a text with no tokens, and for a tokenizer with no
+    unknown token (byte-level BPE and SentencePiece models read every script).
+    """
+    unk = getattr(tokenizer, "unk_token", None)
+    if unk is None:
+        return 1.0
+    tokens: list[str] = tokenizer.tokenize(text)  # type: ignore[attr-defined]
+    # Punctuation says nothing of the language.
+    tokens = [t for t in tokens if t == unk or any(c.isalnum() for c in t)]
+    if not tokens:
+        return 1.0
+    return 1.0 - sum(1 for t in tokens if t == unk) / len(tokens)
+
+
+def readability(embedder: object, text: str) -> float:
+    """How much of ``text`` the embedder's model can read, 0..1 (see
+    :func:`tokenizer_readability`); 1.0 for an embedder that does not say.
+
+    An embedder says by a ``readability(text)`` method; :class:`SentenceTransformerEmbedder`
+    has one. A search gives the vector leg this share of its weight, so a model
+    that reads a Chinese query as ``[UNK]`` does not dilute the full-text leg.
+    """
+    method = getattr(embedder, "readability", None)
+    if method is None:
+        return 1.0
+    value = float(method(text))
+    return min(max(value, 0.0), 1.0)
+
+
 def embedding_text(text: str, context: str | None) -> str:
     """What a memory's vector is computed from: its context (if any), then its text,
     in the order they were said."""
@@ -228,6 +264,13 @@ class SentenceTransformerEmbedder:
         vector: Vectors = self._encode([self._query_instruction + text])[0]
         return vector
 
+    def readability(self, text: str) -> float:
+        """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
+        tokenizer = getattr(self._load(), "tokenizer", None)
+        if tokenizer is None:
+            return 1.0
+        return tokenizer_readability(tokenizer, text)
+
 
 _cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
 _cache_lock = threading.Lock()
@@ -249,6 +292,8 @@ __all__ = [
     "Vectors",
     "bundled_model_path",
     "get_embedder",
+    "readability",
     "resolve_model_name",
+    "tokenizer_readability",
     "unusable_rows",
 ]

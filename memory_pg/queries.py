@@ -12,7 +12,7 @@ import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -52,8 +52,16 @@ from sqlalchemy.types import TypeEngine
 
 from memory_pg._segment import segment, term_queries
 from memory_pg.config import RankingSettings
-from memory_pg.scoring import BM25_AVG_LENGTH, BM25_B, BM25_K1, MAX_E_FOLDS, MAX_HALVINGS
+from memory_pg.scoring import (
+    BM25_AVG_LENGTH,
+    BM25_B,
+    BM25_K1,
+    MAX_E_FOLDS,
+    MAX_HALVINGS,
+    TIME_MAX_SPANS,
+)
 from memory_pg.tables import dialogue_buffer, history, memories, settings
+from memory_pg.timespan import find_timespan
 
 m = memories
 
@@ -402,7 +410,8 @@ class SearchFilters:
         metadata: only memories whose metadata contains this JSON object (``@>``).
         as_of: what was current at this past time, instead of now.
         min_similarity: with ``min_lexical``, the relevance gate of a search: a
-            result is kept if its cosine similarity reaches ``min_similarity`` or
+            result is kept if its cosine similarity (times the query's
+            readability) reaches ``min_similarity`` or
             its full-text score reaches ``min_lexical`` (either alone when only it
             is set). None for both: no gate.
         min_lexical: see ``min_similarity``.
@@ -442,6 +451,11 @@ _P_META = bindparam("meta_filter", type_=JSONB)
 _P_AS_OF = bindparam("as_of", type_=DateTime(timezone=True))
 _P_MIN_SIMILARITY = bindparam("min_similarity", type_=Float)
 _P_MIN_LEXICAL = bindparam("min_lexical", type_=Float)
+#: Share of the query the embedding model reads (``embedding.readability``): the
+#: vector leg's share of its weight.
+_P_READABILITY = bindparam("query_readability", type_=Float)
+_P_TIME_START = bindparam("time_start", type_=DateTime(timezone=True))
+_P_TIME_END = bindparam("time_end", type_=DateTime(timezone=True))
 _P_VIEWER = bindparam("viewer_agent", type_=m.c.agent_id.type)
 _P_WRITERS = bindparam("writer_agents", type_=m.c.agent_id.type, expanding=True)
 
@@ -707,6 +721,8 @@ class SearchShape:
     min_lexical: bool = False
     english: bool = False
     cjk: bool = False
+    #: The query names a time (:mod:`memory_pg.timespan`): the score has a time part.
+    timespan: bool = False
     touch: bool = False
     #: Agent scope (see :func:`visible_to`): a searching agent, a filter on writers.
     viewer: bool = False
@@ -738,6 +754,8 @@ def search_statement(
     filters: SearchFilters,
     ranking: RankingSettings | None = None,
     touch: bool = False,
+    readability: float = 1.0,
+    now: datetime | None = None,
 ) -> tuple[Select[Any], dict[str, Any]]:
     """The hybrid search (see :func:`search_memories`) and the values to run it with.
 
@@ -745,15 +763,24 @@ def search_statement(
     with every search of that shape; execute it as ``conn.execute(stmt, values)``.
     It carries no value of any search: the user, the vector and the words are in
     ``values`` alone, and a value left out fails the execution.
+
+    ``readability`` is the share of the query the embedding model reads
+    (:func:`memory_pg.embedding.readability`): the vector leg's share of its weight.
+    ``now`` is the time that relative dates in the query ("上周", "last Friday")
+    are resolved against; without it, ``filters.as_of``, else the current time.
     """
     rs = ranking or RankingSettings()
-    en_any, en_own, cjk_any, cjk_own = term_queries(query_text)
+    reference = now or filters.as_of or datetime.now(timezone.utc)
+    span = find_timespan(query_text, reference)
+    # The words that named the time are not content words.
+    en_any, en_own, cjk_any, cjk_own = term_queries(span.rest if span else query_text)
     shape = SearchShape(
         *_filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
         min_lexical=filters.min_lexical is not None,
         english=bool(en_any),
         cjk=bool(cjk_any),
+        timespan=span is not None,
         touch=touch,
         **_scope_shape(filters),
         ranking_key=_ranking_key(rs),
@@ -764,8 +791,11 @@ def search_statement(
         "search_user_id": user_id,
         "query_vector": query_vector,
         "top_k": top_k,
+        "query_readability": min(max(float(readability), 0.0), 1.0),
         **_filter_values(filters),
     }
+    if span is not None:
+        values["time_start"], values["time_end"] = span.start, span.end
     if en_any:
         values["lex_en_any"], values["lex_en_own"] = en_any, en_own
     if cjk_any:
@@ -786,6 +816,8 @@ def search_memories(
     filters: SearchFilters,
     ranking: RankingSettings | None = None,
     touch: bool = False,
+    readability: float = 1.0,
+    now: datetime | None = None,
 ) -> Select[Any]:
     """Hybrid search in one statement: candidates, fusion and the final score.
 
@@ -812,6 +844,8 @@ def search_memories(
         filters=filters,
         ranking=ranking,
         touch=touch,
+        readability=readability,
+        now=now,
     )
     return stmt.params(values)
 
@@ -864,20 +898,31 @@ def build_search(shape: SearchShape) -> Select[Any]:
 
     k = float(rs.rrf_k)
     now = _P_AS_OF if shape.as_of else func.now()
+    # scoring.rrf and scoring.relevance with the vector leg weighted by how much of
+    # the query its model reads (1.0: the plain formulas).
+    readable = _P_READABILITY
     rrf = (
-        func.coalesce(1.0 / (k + fused.c.vector_rank), 0.0)
+        readable * func.coalesce(1.0 / (k + fused.c.vector_rank), 0.0)
         + func.coalesce(1.0 / (k + fused.c.lexical_rank), 0.0)
-    ) * ((k + 1.0) / 2.0)
+    ) * ((k + 1.0) / (1.0 + readable))
     # A vector with no length has NaN distance to everything, and PostgreSQL sorts NaN
     # above every number and passes it through any >= gate: count it as unrelated.
-    distance = func.coalesce(func.nullif(distance, literal(float("nan"), Float)), 1.0)
+    # With no query vector (full text only) the distance stays NULL: no similarity.
+    distance = func.coalesce(
+        func.nullif(distance, literal(float("nan"), Float)),
+        case((_P_VECTOR.is_not(None), literal(1.0, Float))),
+    )
     similarity = 1.0 - distance
-    rel_total = rs.rrf_weight + rs.similarity_weight + rs.lexical_weight
     relevance = (
         literal(rs.rrf_weight) * rrf
-        + literal(rs.similarity_weight) * func.greatest(similarity, 0.0)
+        + literal(rs.similarity_weight) * readable * func.greatest(similarity, 0.0)
         + literal(rs.lexical_weight) * fused.c.lexical
-    ) / literal(rel_total)
+    ) / func.nullif(
+        literal(rs.rrf_weight + rs.lexical_weight) + literal(rs.similarity_weight) * readable,
+        0.0,
+    )
+    # No weight left (a vector-only ranking of a query its model cannot read): 0.
+    relevance = func.coalesce(relevance, 0.0)
     recency = _halve(_days_between(now, m.c.event_time) / _half_life_expr(rs))
     reinforcement = case(
         (
@@ -906,6 +951,7 @@ def build_search(shape: SearchShape) -> Select[Any]:
             fused.c.vector_rank,
             fused.c.lexical_rank,
             rrf.label("rrf"),
+            readable.label("readability"),
             relevance.label("relevance"),
             recency.label("recency"),
             reinforcement.label("reinforcement"),
@@ -924,10 +970,25 @@ def build_search(shape: SearchShape) -> Select[Any]:
         )
         / literal(most)
     )
-    stmt = select(*parts.c, score.label("score"))
+    extra: list[ColumnElement[Any]] = []
+    if shape.timespan:
+        # scoring.time_match and scoring.time_boost, in SQL.
+        span_days = func.greatest(_days_between(_P_TIME_END, _P_TIME_START), 1.0)
+        gap_days = func.greatest(
+            _days_between(_P_TIME_START, parts.c.event_time),
+            _days_between(parts.c.event_time, _P_TIME_END),
+        )
+        time_match = case(
+            (gap_days <= 0.0, literal(1.0)),
+            else_=func.power(0.5, func.least(gap_days / span_days, TIME_MAX_SPANS)),
+        )
+        score = score * (1.0 + literal(rs.time_weight) * time_match) / literal(1.0 + rs.time_weight)
+        extra.append(time_match.label("time_match"))
+    stmt = select(*parts.c, *extra, score.label("score"))
     gates = []
     if shape.min_similarity:
-        gates.append(parts.c.similarity >= _P_MIN_SIMILARITY)
+        # The similarity of a query the model cannot read is no evidence of relevance.
+        gates.append(parts.c.similarity * parts.c.readability >= _P_MIN_SIMILARITY)
     if shape.min_lexical:
         gates.append(parts.c.lexical >= _P_MIN_LEXICAL)
     if gates:

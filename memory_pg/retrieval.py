@@ -42,11 +42,13 @@ HEADER = "相关记忆 / Relevant memories:"
 class RetrievalSettings:
     """What counts as relevant enough to reach a prompt.
 
-    A result is kept when its cosine ``similarity`` is at least
-    ``min_similarity`` **or** its full-text score ``lexical`` is at least
-    ``min_lexical`` (a query word, or a segmented Chinese word, matched). Both
-    gates exist because an English-only model (all-MiniLM-L6-v2) gives Chinese
-    text meaningless vectors: there, a word match is the evidence. Measured on
+    A result is kept when its cosine ``similarity`` times the query's
+    ``readability`` is at least ``min_similarity`` **or** its full-text score
+    ``lexical`` is at least ``min_lexical`` (a query word, or a segmented Chinese
+    word, matched). Both gates exist because an English-only model
+    (all-MiniLM-L6-v2) gives Chinese text meaningless vectors: there, a word match
+    is the evidence, and the similarity counts only as far as the model reads the
+    query (1.0 for English). Measured on
     ``memory_pg/data/eval_bilingual.json`` with all-MiniLM-L6-v2: see the eval
     command in the README.
 
@@ -64,8 +66,9 @@ class RetrievalSettings:
         """Whether a search result clears the gates."""
         if float(hit.get("score") or 0.0) < self.min_score:
             return False
+        readable = float(hit.get("readability", 1.0) or 0.0)
         return (
-            float(hit.get("similarity") or 0.0) >= self.min_similarity
+            float(hit.get("similarity") or 0.0) * readable >= self.min_similarity
             or float(hit.get("lexical") or 0.0) >= self.min_lexical
         )
 

@@ -17,11 +17,14 @@ __all__ = [
     "MAX_HALVINGS",
     "bm25",
     "final_score",
+    "fused_rrf",
     "idf",
     "recency",
     "reinforcement",
     "relevance",
     "rrf",
+    "time_boost",
+    "time_match",
 ]
 
 
@@ -58,13 +61,27 @@ def reinforcement(
     return saturation * recency(days_since_access, settings.access_half_life_days)
 
 
-def rrf(ranks: Iterable[int | None], k: int, lists: int = 2) -> float:
+def rrf(
+    ranks: Iterable[int | None], k: int, lists: int = 2, weights: Iterable[float] | None = None
+) -> float:
     """Reciprocal-rank fusion scaled to 0..1: 1 when first in every list.
 
-    ``sum(1 / (k + rank)) / (lists / (k + 1))``; a missing rank adds nothing.
+    ``sum(w / (k + rank)) / (sum(w) / (k + 1))``; a missing rank adds nothing. Each
+    list weighs 1 unless ``weights`` says otherwise (a search gives the vector list
+    the query's readability, see :func:`fused_rrf`).
     """
-    total = sum(1.0 / (k + r) for r in ranks if r is not None)
-    return total * (k + 1) / lists
+    ranks = list(ranks)
+    ws = [1.0] * len(ranks) if weights is None else list(weights)
+    total = sum(w / (k + r) for r, w in zip(ranks, ws, strict=True) if r is not None)
+    norm = (sum(ws) if weights is not None else lists) / (k + 1)
+    return total / norm if norm > 0 else 0.0
+
+
+def fused_rrf(
+    vector_rank: int | None, lexical_rank: int | None, k: int, readability: float = 1.0
+) -> float:
+    """A search's ``rrf``: the vector list weighs the query's readability, the full-text 1."""
+    return rrf([vector_rank, lexical_rank], k, weights=[readability, 1.0])
 
 
 #: BM25's term-frequency saturation and length normalisation. Every term counts once
@@ -97,16 +114,46 @@ def bm25(matched_idf: float, own_length: int) -> float:
 
 
 def relevance(
-    rrf_value: float, similarity: float, lexical_value: float, s: RankingSettings
+    rrf_value: float,
+    similarity: float,
+    lexical_value: float,
+    s: RankingSettings,
+    readability: float = 1.0,
 ) -> float:
-    """How well a memory matches the query, 0..1: a weighted mean of the three signals."""
-    total = s.rrf_weight + s.similarity_weight + s.lexical_weight
+    """How well a memory matches the query, 0..1: a weighted mean of the three signals.
+
+    ``readability`` (0..1, the share of the query the embedding model reads) scales
+    the similarity's weight: a model that cannot read the query gets none, and the
+    mean is taken over the signals that can.
+    """
+    total = s.rrf_weight + s.lexical_weight + s.similarity_weight * readability
     weighted = (
         s.rrf_weight * rrf_value
-        + s.similarity_weight * max(similarity, 0.0)
+        + s.similarity_weight * readability * max(similarity, 0.0)
         + s.lexical_weight * lexical_value
     )
-    return weighted / total
+    return weighted / total if total > 0 else 0.0
+
+
+#: The farthest a time boost looks past its span, in span lengths (beyond: 0).
+TIME_MAX_SPANS = 60.0
+
+
+def time_match(gap_days: float, span_days: float) -> float:
+    """How well a memory's event time fits the span the query names, 0..1.
+
+    1 inside the span; outside, halved for every span length (at least one day)
+    away from it: "last week" still lifts the day after it, "in May" a bit of June.
+    """
+    if gap_days <= 0:
+        return 1.0
+    return math.pow(0.5, min(gap_days / max(span_days, 1.0), TIME_MAX_SPANS))
+
+
+def time_boost(time_match_value: float, s: RankingSettings) -> float:
+    """The factor a named time applies to a score: 1 in the span, ``1 / (1 + time_weight)``
+    far from it."""
+    return (1.0 + s.time_weight * time_match_value) / (1.0 + s.time_weight)
 
 
 def final_score(

@@ -29,6 +29,7 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
+from memory_pg._validate import check_time
 from memory_pg.config import (
     RankingSettings,
     StoreSettings,
@@ -36,7 +37,7 @@ from memory_pg.config import (
     database_url_from_env,
     default_home,
 )
-from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
+from memory_pg.embedding import Embedder, get_embedder, readability, resolve_model_name
 from memory_pg.errors import SchemaNotReady
 from memory_pg.lifecycle import Judge
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
@@ -455,6 +456,7 @@ class MemoryStore(StoreCore):
         full_text_only: bool = False,
         agent_id: str | None = None,
         agent_ids: Sequence[str] | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -484,6 +486,15 @@ class MemoryStore(StoreCore):
                 loading. Results then carry ``full_text_only: True`` and no
                 ``similarity`` (``full_text_only: False`` otherwise); a memory that
                 shares no word with the query is not found.
+            now: the time that dates and relative times in the query ("上周",
+                "5月2号", "last Friday") are resolved against (default: ``as_of``,
+                else the current time). Memories whose event time falls in the
+                span the query names rank first (``time_match`` in the result);
+                the words that named it are left out of the full-text query.
+
+        The vector leg weighs as much as the embedding model reads of the query
+        (``readability`` in each result: 1.0 for English, about 0 for Chinese with
+        the bundled all-MiniLM-L6-v2, whose vocabulary has no Chinese words).
         """
         uid = self._scope(user_id)
         text = self._check_query(query)
@@ -500,7 +511,18 @@ class MemoryStore(StoreCore):
             agent_ids,
         )
         vector = None if full_text_only else self.embedder.embed_query(text)
-        plan = self._plan_search(uid, text, vector, k, filters, track_access, self.ranking)
+        plan = self._plan_search(
+            uid,
+            text,
+            vector,
+            k,
+            filters,
+            track_access,
+            self.ranking,
+            # Without a query vector the vector leg has nothing to read.
+            readability=0.0 if vector is None else readability(self.embedder, text),
+            now=check_time(now, "now"),
+        )
         return self._run(plan, uid, ef_search=self.ef_search)
 
     def get(

@@ -96,3 +96,29 @@ def test_decay_stays_positive_where_postgres_would_underflow() -> None:
     # Normal values are untouched by the caps.
     assert scoring.recency(7.0, 7.0) == 0.5
     assert scoring.reinforcement(5, 0.0, s) == pytest.approx(1 - math.exp(-1))
+
+
+def test_a_leg_that_cannot_read_the_query_gets_no_weight() -> None:
+    s = RankingSettings()
+    # Fully readable: the plain formulas.
+    assert scoring.fused_rrf(1, 3, 10) == pytest.approx(scoring.rrf([1, 3], 10))
+    assert scoring.relevance(0.5, 0.8, 0.3, s, readability=1.0) == pytest.approx(
+        scoring.relevance(0.5, 0.8, 0.3, s)
+    )
+    # Unreadable: the vector rank and the similarity count for nothing.
+    assert scoring.fused_rrf(1, 3, 10, readability=0.0) == pytest.approx(scoring.rrf([3], 10, 1))
+    blind = scoring.relevance(scoring.fused_rrf(1, None, 10, 0.0), 0.99, 0.0, s, readability=0.0)
+    assert blind == 0.0
+    lexical = scoring.relevance(scoring.fused_rrf(None, 1, 10, 0.0), 0.0, 1.0, s, readability=0.0)
+    assert lexical == pytest.approx(1.0)
+
+
+def test_a_time_named_in_the_query_favours_memories_in_its_span() -> None:
+    s = RankingSettings()
+    assert scoring.time_match(0.0, 7.0) == 1.0
+    assert scoring.time_match(7.0, 7.0) == pytest.approx(0.5)
+    assert scoring.time_match(1e9, 1.0) == pytest.approx(0.5**scoring.TIME_MAX_SPANS)
+    assert scoring.time_boost(1.0, s) == 1.0
+    assert scoring.time_boost(0.0, s) == pytest.approx(1 / (1 + s.time_weight))
+    # Soft: a far clearly more relevant memory can still beat an in-span barely relevant one.
+    assert 0.9 * scoring.time_boost(0.0, s) > 0.3 * scoring.time_boost(1.0, s)
