@@ -216,7 +216,8 @@ def evaluate_write_path(
     """Run every case for its own throwaway user, judge what is current, erase the users.
 
     Args:
-        store: the store to measure (its supersession policy and judge are what is measured).
+        store: the store to measure (its supersession policy and judge are what is measured);
+            bound to no user, since each case gets a user of its own.
         write_set: from :func:`load_write_path_set`.
         user_prefix: scratch users are ``<prefix>-<n>`` (default: a random ``evalw-...``).
     """

@@ -188,8 +188,10 @@ def test_a_judge_still_decides_a_change(make_store: Any) -> None:
 
 
 def test_write_path_evaluation_counts_false_supersessions_and_erases_its_users(
-    store: Any, tmp_path: Any
+    make_store: Any, tmp_path: Any
 ) -> None:
+    # The evaluation makes a user per case: a store bound to one user would refuse them.
+    store = make_store()
     import json
 
     from memory_pg.errors import InvalidEvalSet
