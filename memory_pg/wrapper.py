@@ -178,6 +178,13 @@ class _WrapperBase:
         return build_prompt(context, list(self._recent), user_input)
 
 
+def _log_failure(future: Future[list[str]]) -> None:
+    """Log a failed background compaction (its turns stay in the buffer for a retry)."""
+    exc = future.exception()
+    if exc is not None:
+        logger.warning("background compaction failed: %s", type(exc).__name__)
+
+
 class MemoryWrapper(_WrapperBase):
     """Wraps any agent with ``chat(text) -> str`` so it remembers across sessions.
 
@@ -295,26 +302,26 @@ class MemoryWrapper(_WrapperBase):
             )
 
     def _submit(self) -> None:
-        if self._future is not None and not self._future.done():
-            return  # the running compaction re-reads the buffer; the next turn checks again
+        previous = self._future
+        if previous is not None:
+            if not previous.done():
+                return  # the running compaction re-reads the buffer; the next turn checks again
+            failed = previous.exception()
+            if failed is not None and self._error is None:
+                self._error = failed  # the next flush raises it
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-pg")
         self._future = self._executor.submit(self.compact)
-        self._future.add_done_callback(self._record_error)
-
-    def _record_error(self, future: Future[list[str]]) -> None:
-        exc = future.exception()
-        if exc is not None:
-            # The turns stay in the buffer; the next compaction retries them.
-            logger.warning("background compaction failed: %s", type(exc).__name__)
-            self._error = exc
+        self._future.add_done_callback(_log_failure)
 
     def flush(self) -> None:
         """Wait for a background compaction; re-raise its error if it failed."""
-        future = self._future
-        if future is not None:
-            future.exception()  # waits
+        # The error is read from the future itself: a done-callback runs only after
+        # waiters are woken, so it may not have run yet when the wait returns.
+        future, self._future = self._future, None
         error, self._error = self._error, None
+        if future is not None:
+            error = error or future.exception()  # waits
         if error is not None:
             raise error
 
