@@ -23,7 +23,7 @@ _PLACEHOLDER_API_KEY = "not-needed"
 
 #: Where ``LLMSettings(base_url=None)`` goes: spelled out, because the ``openai`` client
 #: given None would read ``OPENAI_BASE_URL`` from the environment.
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_API_ROOT = "https://api.openai.com/v1"
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -49,7 +49,7 @@ def _client_kwargs(settings: LLMSettings) -> dict[str, Any]:
     # OPENAI_BASE_URL itself, and would pair a key and a host nobody configured together.
     return {
         "api_key": settings.api_key or _PLACEHOLDER_API_KEY,
-        "base_url": settings.base_url or OPENAI_BASE_URL,
+        "base_url": settings.base_url or OPENAI_API_ROOT,
         "timeout": settings.timeout_s,
         # Retries are ours (see _retry_delay) so that what is retried is explicit.
         "max_retries": 0,
