@@ -12,6 +12,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -341,7 +342,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("add", help="store one memory")
     p.add_argument("text")
-    p.add_argument("--type", default=_env("MEMORY_PG_MEMORY_TYPE", "dialogue"), help="memory type")
+    p.add_argument(
+        "--type",
+        default=_env("MEMORY_PG_MEMORY_TYPE", "dialogue"),
+        help="memory type (env MEMORY_PG_MEMORY_TYPE, default dialogue)",
+    )
     p.add_argument("--topic", default=None, help="topic key a later memory may supersede")
     p.add_argument("--importance", default=None, help="0..1")
     p.add_argument("--metadata", default=None, help="a JSON object")
@@ -387,17 +392,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
-    """Let ``MEMORY_PG_<OPTION>`` set any option a command does not already read from env.
+#: The environment variables an option's help names as its own ("env MEMORY_PG_X").
+_OWN_ENV = re.compile(r"\bMEMORY_PG_[A-Z0-9_]+")
 
-    ``--batch-size`` falls back to ``MEMORY_PG_BATCH_SIZE``, ``--dry-run`` to
-    ``MEMORY_PG_DRY_RUN=1``, and so on, so cron lines and containers need no flags.
+
+def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
+    """Let the generic ``MEMORY_PG_<OPTION>`` set an option its own variable leaves unset.
+
+    Precedence, highest first: the flag; the option's own variable, the one its help
+    names (``--batch-size`` of ``forget``: ``MEMORY_PG_FORGET_BATCH_SIZE``, of
+    ``reembed``: ``MEMORY_PG_REEMBED_BATCH_SIZE``); the generic variable named after
+    the option (``MEMORY_PG_BATCH_SIZE``, ``MEMORY_PG_DRY_RUN=1``), which every command
+    with that option reads; the built-in default.
     """
     for action in parser._actions:
         if not action.option_strings or action.dest in ("help", "json"):
             continue
-        value = os.environ.get("MEMORY_PG_" + action.dest.upper())
+        generic = "MEMORY_PG_" + action.dest.upper()
+        value = os.environ.get(generic)
         if not value:
+            continue
+        own = set(_OWN_ENV.findall(action.help or "")) - {generic}
+        if any(os.environ.get(name) for name in own):
             continue
         if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
             action.default = value.lower() in ("1", "true", "yes", "on")
