@@ -2,7 +2,9 @@
 
 Every flag has an environment fallback (``MEMORY_PG_*``), so cron lines and
 containers need no arguments. Commands print readable text, or JSON with
-``--json``; the exit code is 0 on success, 1 on a memory-pg error, 2 on usage.
+``--json``; the exit code is 0 on success, 1 on a memory-pg error (bad input, the
+database, a job that failed), 2 on usage: a missing or unknown option, a command
+run without what it needs (``--user``, ``reembed --model``, ``erase --yes``).
 """
 
 from __future__ import annotations
@@ -112,9 +114,14 @@ def _readable(obj: Any, indent: int = 0) -> str:
     return pad + str(obj)
 
 
-def _user(args: argparse.Namespace) -> str:
+class UsageError(InvalidArgument):
+    """A command called without what it needs (such as ``--user``): exit code 2, like argparse."""
+
+
+def require_user(args: argparse.Namespace) -> str:
+    """The ``--user`` of a command that needs one, else :class:`UsageError` (exit 2)."""
     if not args.user:
-        raise InvalidArgument("a user is required: --user U (or MEMORY_PG_USER_ID)")
+        raise UsageError("a user is required: --user U (or MEMORY_PG_USER_ID)")
     user: str = args.user
     return user
 
@@ -190,7 +197,7 @@ def _cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
         args.text,
         args.type,
         metadata,
-        user_id=_user(args),
+        user_id=require_user(args),
         topic=args.topic,
         importance=float(args.importance) if args.importance is not None else None,
         event_time=event_time,
@@ -203,7 +210,7 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     results = ctx.store().search(
         args.query,
         top_k=int(args.top_k),
-        user_id=_user(args),
+        user_id=require_user(args),
         memory_types=args.type or None,
         as_of=_time_arg(args.as_of, "--as-of") if args.as_of else None,
     )
@@ -223,7 +230,7 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
 def _cmd_export(args: argparse.Namespace, ctx: CliContext) -> int:
     target: Any = args.output if args.output and args.output != "-" else ctx.out
     count = ctx.store().export_user_memory(
-        target, user_id=_user(args), with_embeddings=not args.no_embeddings
+        target, user_id=require_user(args), with_embeddings=not args.no_embeddings
     )
     print(f"exported {count} memories", file=sys.stderr)
     return 0
@@ -231,7 +238,7 @@ def _cmd_export(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     source: Any = sys.stdin if args.file == "-" else args.file
-    count = ctx.store().import_user_memory(source, user_id=_user(args))
+    count = ctx.store().import_user_memory(source, user_id=require_user(args))
     ctx.emit({"imported": count}, args.json)
     return 0
 
@@ -434,6 +441,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     try:
         code: int = args.handler(args, ctx)
         return code
+    except UsageError as exc:
+        print(f"memory-pg: error: {exc}", file=sys.stderr)
+        return 2
     except MemoryPgError as exc:
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 1
