@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Insert, Select, Update, func, insert, select, update
 
@@ -34,16 +34,6 @@ TURN_COLUMNS = (b.c.id, b.c.session_id, b.c.role, b.c.content, b.c.created_at)
 
 #: Metadata key under which a compacted memory records the turns it came from.
 SOURCE_TURNS_KEY = "source_turns"
-
-
-class CompactedLike(Protocol):
-    """What a compactor hands back per memory (``memory_pg.compaction.CompactedMemory``)."""
-
-    @property
-    def memory_type(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
 
 
 # -- validation -------------------------------------------------------------------
@@ -239,7 +229,6 @@ def prepare_turn(
 __all__ = [
     "ROLES",
     "SOURCE_TURNS_KEY",
-    "CompactedLike",
     "as_memory_input",
     "check_limit",
     "check_role",

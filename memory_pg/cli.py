@@ -2,7 +2,9 @@
 
 Every flag has an environment fallback (``MEMORY_PG_*``), so cron lines and
 containers need no arguments. Commands print readable text, or JSON with
-``--json``; the exit code is 0 on success, 1 on a memory-pg error, 2 on usage.
+``--json``; the exit code is 0 on success, 1 on a memory-pg error (bad input, the
+database, a job that failed), 2 on usage: a missing or unknown option, a command
+run without what it needs (``--user``, ``reembed --model``, ``erase --yes``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -111,9 +114,14 @@ def _readable(obj: Any, indent: int = 0) -> str:
     return pad + str(obj)
 
 
-def _user(args: argparse.Namespace) -> str:
+class UsageError(InvalidArgument):
+    """A command called without what it needs (such as ``--user``): exit code 2, like argparse."""
+
+
+def require_user(args: argparse.Namespace) -> str:
+    """The ``--user`` of a command that needs one, else :class:`UsageError` (exit 2)."""
     if not args.user:
-        raise InvalidArgument("a user is required: --user U (or MEMORY_PG_USER_ID)")
+        raise UsageError("a user is required: --user U (or MEMORY_PG_USER_ID)")
     user: str = args.user
     return user
 
@@ -189,7 +197,7 @@ def _cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
         args.text,
         args.type,
         metadata,
-        user_id=_user(args),
+        user_id=require_user(args),
         topic=args.topic,
         importance=float(args.importance) if args.importance is not None else None,
         event_time=event_time,
@@ -202,7 +210,7 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     results = ctx.store().search(
         args.query,
         top_k=int(args.top_k),
-        user_id=_user(args),
+        user_id=require_user(args),
         memory_types=args.type or None,
         as_of=_time_arg(args.as_of, "--as-of") if args.as_of else None,
     )
@@ -222,7 +230,7 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
 def _cmd_export(args: argparse.Namespace, ctx: CliContext) -> int:
     target: Any = args.output if args.output and args.output != "-" else ctx.out
     count = ctx.store().export_user_memory(
-        target, user_id=_user(args), with_embeddings=not args.no_embeddings
+        target, user_id=require_user(args), with_embeddings=not args.no_embeddings
     )
     print(f"exported {count} memories", file=sys.stderr)
     return 0
@@ -230,7 +238,7 @@ def _cmd_export(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     source: Any = sys.stdin if args.file == "-" else args.file
-    count = ctx.store().import_user_memory(source, user_id=_user(args))
+    count = ctx.store().import_user_memory(source, user_id=require_user(args))
     ctx.emit({"imported": count}, args.json)
     return 0
 
@@ -341,7 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("add", help="store one memory")
     p.add_argument("text")
-    p.add_argument("--type", default=_env("MEMORY_PG_MEMORY_TYPE", "dialogue"), help="memory type")
+    p.add_argument(
+        "--type",
+        default=_env("MEMORY_PG_MEMORY_TYPE", "dialogue"),
+        help="memory type (env MEMORY_PG_MEMORY_TYPE, default dialogue)",
+    )
     p.add_argument("--topic", default=None, help="topic key a later memory may supersede")
     p.add_argument("--importance", default=None, help="0..1")
     p.add_argument("--metadata", default=None, help="a JSON object")
@@ -387,17 +399,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
-    """Let ``MEMORY_PG_<OPTION>`` set any option a command does not already read from env.
+#: The environment variables an option's help names as its own ("env MEMORY_PG_X").
+_OWN_ENV = re.compile(r"\bMEMORY_PG_[A-Z0-9_]+")
 
-    ``--batch-size`` falls back to ``MEMORY_PG_BATCH_SIZE``, ``--dry-run`` to
-    ``MEMORY_PG_DRY_RUN=1``, and so on, so cron lines and containers need no flags.
+
+def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
+    """Let the generic ``MEMORY_PG_<OPTION>`` set an option its own variable leaves unset.
+
+    Precedence, highest first: the flag; the option's own variable, the one its help
+    names (``--batch-size`` of ``forget``: ``MEMORY_PG_FORGET_BATCH_SIZE``, of
+    ``reembed``: ``MEMORY_PG_REEMBED_BATCH_SIZE``); the generic variable named after
+    the option (``MEMORY_PG_BATCH_SIZE``, ``MEMORY_PG_DRY_RUN=1``), which every command
+    with that option reads; the built-in default.
     """
     for action in parser._actions:
         if not action.option_strings or action.dest in ("help", "json"):
             continue
-        value = os.environ.get("MEMORY_PG_" + action.dest.upper())
+        generic = "MEMORY_PG_" + action.dest.upper()
+        value = os.environ.get(generic)
         if not value:
+            continue
+        own = set(_OWN_ENV.findall(action.help or "")) - {generic}
+        if any(os.environ.get(name) for name in own):
             continue
         if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
             action.default = value.lower() in ("1", "true", "yes", "on")
@@ -418,6 +441,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     try:
         code: int = args.handler(args, ctx)
         return code
+    except UsageError as exc:
+        print(f"memory-pg: error: {exc}", file=sys.stderr)
+        return 2
     except MemoryPgError as exc:
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 1

@@ -75,7 +75,8 @@ class StoreSettings:
         max_text_chars: longest memory text accepted, in characters.
         max_metadata_bytes: largest metadata accepted, as compact JSON in UTF-8.
         max_metadata_depth: deepest nesting of metadata objects and lists.
-        memory_types: the memory types accepted; add a team's own types here.
+        memory_types: the memory types accepted; add a team's own types here
+            (``[a-z][a-z0-9_]*``, at most 64 characters, else ``InvalidArgument``).
         default_importance: importance of a memory written without one (0..1).
         statement_timeout_ms: server-side limit for every statement.
         max_user_id_chars: longest user id accepted.
@@ -99,6 +100,13 @@ class StoreSettings:
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
     pooler: str | None = None
+
+    def __post_init__(self) -> None:
+        # A bad type name would otherwise be accepted here and fail only at the
+        # table's check constraint, on the first write of that type.
+        from memory_pg._validate import check_type_names
+
+        check_type_names(self.memory_types)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.resources
 import io
 import logging
 from functools import lru_cache
@@ -26,13 +26,10 @@ def migrations_dir() -> Path:
     """The folder of the Alembic revisions (shipped in the wheel as ``memory_pg._migrations``)."""
     # A checkout (or a git worktree) runs its own revisions from ``migrations/``
     # beside the package; an installed wheel has them as ``memory_pg._migrations``.
-    import memory_pg
-
-    checkout = Path(memory_pg.__file__).resolve().parent.parent / "migrations"
+    checkout = Path(__file__).resolve().parent.parent / "migrations"
     if (checkout / "versions" / "0001_vector_extension.py").is_file():
         return checkout
-    package = importlib.import_module("memory_pg._migrations")
-    return Path(str(package.__file__)).parent
+    return Path(str(importlib.resources.files("memory_pg._migrations")))
 
 
 def alembic_config(

@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
+from typing_extensions import deprecated
+
 from memory_pg.errors import InvalidArgument
 
 logger = logging.getLogger(__name__)
@@ -341,8 +343,18 @@ class MemoryWrapper(_WrapperBase):
         self.close()
 
 
-#: The seed article's name for the wrapper.
-HermesMemoryWrapper = MemoryWrapper
+@deprecated(
+    "HermesMemoryWrapper is deprecated: it is MemoryWrapper under the seed article's name. "
+    "Wrap an agent with MemoryWrapper; for Hermes Agent, which keeps its own "
+    "memory, install the memory-pg provider instead (memory-pg hermes install)"
+)
+class HermesMemoryWrapper(MemoryWrapper):
+    """Deprecated: :class:`MemoryWrapper` under the seed article's name.
+
+    It wraps any agent with ``chat()``, not Hermes Agent: for Hermes Agent install
+    the provider (``memory-pg hermes install``). Instantiating it warns with a
+    :class:`DeprecationWarning`.
+    """
 
 
 async def _maybe_await(value: Any) -> Any:

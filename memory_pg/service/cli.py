@@ -10,7 +10,8 @@ import argparse
 import os
 from typing import Any
 
-from memory_pg.errors import ConfigurationError, InvalidArgument
+from memory_pg.cli import require_user
+from memory_pg.errors import ConfigurationError
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -18,10 +19,7 @@ def _env(name: str, default: str | None = None) -> str | None:
 
 
 def _need_user(args: argparse.Namespace) -> str:
-    if not args.user:
-        raise InvalidArgument("a user is required: --user U (or MEMORY_PG_USER_ID)")
-    user: str = args.user
-    return user
+    return require_user(args)  # exit 2, as every command without its --user
 
 
 def _cmd_token_create(args: argparse.Namespace, ctx: Any) -> int:

@@ -94,7 +94,7 @@ def test_bad_input_exits_1_with_a_clear_message(db_url):
     proc = run(["add", "x", "--type", "nope", "--user", "alice"], env, check=False)
     assert proc.returncode == 1 and "unknown memory type" in proc.stderr
     proc = run(["search", "x"], env, check=False)
-    assert proc.returncode == 1 and "--user" in proc.stderr
+    assert proc.returncode == 2 and "--user" in proc.stderr  # usage, as in every command
 
 
 def test_env_fallbacks_replace_flags(db_url):

@@ -15,7 +15,6 @@ from memory_pg.wrapper import (
     MEMORY_HEADER,
     RECENT_HEADER,
     AsyncMemoryWrapper,
-    HermesMemoryWrapper,
     MemoryWrapper,
 )
 
@@ -74,7 +73,7 @@ def test_the_user_turn_survives_an_agent_failure(store):
 
 def test_compaction_at_the_threshold_feeds_a_new_session(make_store):
     store = make_store(user_id="alice")
-    bot = HermesMemoryWrapper(RuleAgent(), store, compact_threshold=4)
+    bot = MemoryWrapper(RuleAgent(), store, compact_threshold=4)
     bot.chat("我是做跨境电商的")
     assert len(store.pending_turns()) == 2 and store.list_memories() == []
     bot.chat("我们决定使用 PostgreSQL 作为数据库")
