@@ -18,18 +18,27 @@ if TYPE_CHECKING:
     from memory_pg.cli import CliContext
 
 
-def _env_int(name: str, default: int | None) -> int | None:
-    value = os.environ.get(name)
-    return int(value) if value else default
-
-
-def _env_float(name: str, default: float | None) -> float | None:
-    value = os.environ.get(name)
-    return float(value) if value else default
-
-
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _env_number(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    kind: type[int] | type[float],
+    env: str,
+    default: float | None,
+    help_text: str,
+) -> None:
+    """A number option whose default is read from ``env``; its help names the variable."""
+    value = os.environ.get(env)
+    shown = "" if default is None else f", default {default:g}"
+    parser.add_argument(
+        flag,
+        type=kind,
+        default=kind(value) if value else default,
+        help=f"{help_text} (env {env}{shown})",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -53,47 +62,45 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="count, delete nothing (env MEMORY_PG_DRY_RUN=1)",
     )
     p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=_env_int("MEMORY_PG_FORGET_BATCH_SIZE", 1000),
-        help="rows per delete transaction (env MEMORY_PG_FORGET_BATCH_SIZE, default 1000)",
-    )
-    p.add_argument(
-        "--max-runtime",
-        type=float,
-        default=_env_float("MEMORY_PG_FORGET_MAX_RUNTIME", None),
-        help="seconds after which no new batch starts (env MEMORY_PG_FORGET_MAX_RUNTIME)",
-    )
-    p.add_argument(
-        "--pause",
-        type=float,
-        default=_env_float("MEMORY_PG_FORGET_PAUSE", 0.0),
-        help="seconds to sleep between batches on a busy server "
-        "(env MEMORY_PG_FORGET_PAUSE, default 0)",
-    )
-    p.add_argument(
-        "--max-age-days",
-        type=int,
-        default=_env_int("MEMORY_PG_FORGET_MAX_AGE_DAYS", ForgetPolicy.max_age_days),
-        help="age of an unused, unimportant memory that is removed "
-        "(env MEMORY_PG_FORGET_MAX_AGE_DAYS, default 90)",
-    )
-    p.add_argument(
-        "--importance-below",
-        type=float,
-        default=_env_float("MEMORY_PG_FORGET_IMPORTANCE_BELOW", ForgetPolicy.importance_below),
-        help="only memories less important than this are stale "
-        "(env MEMORY_PG_FORGET_IMPORTANCE_BELOW, default 0.3)",
-    )
-    p.add_argument(
-        "--superseded-retention-days",
-        type=int,
-        default=_env_int(
-            "MEMORY_PG_FORGET_SUPERSEDED_DAYS", ForgetPolicy.superseded_retention_days
+    for flag, kind, env, default, help_text in (
+        ("--batch-size", int, "MEMORY_PG_FORGET_BATCH_SIZE", 1000, "rows per delete transaction"),
+        (
+            "--max-runtime",
+            float,
+            "MEMORY_PG_FORGET_MAX_RUNTIME",
+            None,
+            "seconds after which no new batch starts",
         ),
-        help="days a replaced memory is kept (env MEMORY_PG_FORGET_SUPERSEDED_DAYS, default 180)",
-    )
+        (
+            "--pause",
+            float,
+            "MEMORY_PG_FORGET_PAUSE",
+            0.0,
+            "seconds to sleep between batches on a busy server",
+        ),
+        (
+            "--max-age-days",
+            int,
+            "MEMORY_PG_FORGET_MAX_AGE_DAYS",
+            ForgetPolicy.max_age_days,
+            "age of an unused, unimportant memory that is removed",
+        ),
+        (
+            "--importance-below",
+            float,
+            "MEMORY_PG_FORGET_IMPORTANCE_BELOW",
+            ForgetPolicy.importance_below,
+            "only memories less important than this are stale",
+        ),
+        (
+            "--superseded-retention-days",
+            int,
+            "MEMORY_PG_FORGET_SUPERSEDED_DAYS",
+            ForgetPolicy.superseded_retention_days,
+            "days a replaced memory is kept",
+        ),
+    ):
+        _env_number(p, flag, kind, env, default, help_text)
     p.set_defaults(handler=cmd_forget)
 
     p = subparsers.add_parser(
@@ -102,12 +109,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
     p.add_argument("--dry-run", action="store_true", default=_env_flag("MEMORY_PG_DRY_RUN"))
     p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
-    p.add_argument(
+    _env_number(
+        p,
         "--threshold",
-        type=float,
-        default=_env_float("MEMORY_PG_CONSOLIDATE_THRESHOLD", ConsolidatePolicy.threshold),
-        help="cosine similarity joining two fragments "
-        "(env MEMORY_PG_CONSOLIDATE_THRESHOLD, default 0.8)",
+        float,
+        "MEMORY_PG_CONSOLIDATE_THRESHOLD",
+        ConsolidatePolicy.threshold,
+        "cosine similarity joining two fragments",
     )
     p.add_argument(
         "--offline",
@@ -134,12 +142,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         default=os.environ.get("MEMORY_PG_REEMBED_MODEL"),
         help="target model (env MEMORY_PG_REEMBED_MODEL)",
     )
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=_env_int("MEMORY_PG_REEMBED_BATCH_SIZE", 256),
-        help="rows per transaction (env MEMORY_PG_REEMBED_BATCH_SIZE, default 256)",
-    )
+    _env_number(p, "--batch-size", int, "MEMORY_PG_REEMBED_BATCH_SIZE", 256, "rows per transaction")
     p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
     p.set_defaults(handler=cmd_reembed)
 

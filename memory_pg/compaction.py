@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from memory_pg._extract import (
     Extraction,
@@ -361,15 +361,45 @@ def to_memories(
     return memories
 
 
-class _CompactorBase:
-    def __init__(self, max_batch: int, language: Language, max_text_chars: int) -> None:
+ChatT = TypeVar("ChatT", ChatFunc, AsyncChatFunc)
+
+
+class _CompactorBase(Generic[ChatT]):
+    """Settings, batching and the offline path of both compactors; they differ in the call."""
+
+    def __init__(
+        self,
+        llm_chat_func: ChatT | None = None,
+        max_batch: int = 10,
+        *,
+        language: Language = "auto",
+        max_text_chars: int = StoreSettings.max_text_chars,
+    ) -> None:
+        """Create a compactor.
+
+        Args:
+            llm_chat_func: prompt → reply text; None for the offline extractor.
+            max_batch: dialogue items per LLM call.
+            language: the prompt's language: ``"auto"`` (by the dialogue's script), ``"zh"``
+                or ``"en"``.
+            max_text_chars: raw text kept after a failure is split into memories of at
+                most this many characters (the store's limit).
+        """
         if max_batch < 1:
             raise InvalidArgument(f"max_batch must be at least 1, got {max_batch}")
         if language not in _PROMPTS and language != "auto":
             raise InvalidArgument(f"language must be 'auto', 'zh' or 'en', got {language!r}")
+        self.llm_chat_func: ChatT | None = llm_chat_func
         self.max_batch = max_batch
         self.language: Language = language
         self.max_text_chars = max_text_chars
+
+    def _memories(self, result: CompactionResult) -> list[CompactedMemory]:
+        return to_memories(
+            result,
+            source="offline" if self.llm_chat_func is None else "llm",
+            max_text_chars=self.max_text_chars,
+        )
 
     def _batches(self, items: Sequence[DialogueItem]) -> list[Sequence[DialogueItem]]:
         return [items[i : i + self.max_batch] for i in range(0, len(items), self.max_batch)]
@@ -380,7 +410,7 @@ class _CompactorBase:
         return merge_results([_from_extraction(extract(turns))])
 
 
-class MemoryCompactor(_CompactorBase):
+class MemoryCompactor(_CompactorBase[ChatFunc]):
     """Compacts a dialogue buffer into ``user_profile``, ``project_status``,
     ``key_decisions`` and ``todos``.
 
@@ -402,27 +432,6 @@ class MemoryCompactor(_CompactorBase):
         ['下周要完成支付模块']
     """
 
-    def __init__(
-        self,
-        llm_chat_func: ChatFunc | None = None,
-        max_batch: int = 10,
-        *,
-        language: Language = "auto",
-        max_text_chars: int = StoreSettings.max_text_chars,
-    ) -> None:
-        """Create a compactor.
-
-        Args:
-            llm_chat_func: prompt → reply text; None for the offline extractor.
-            max_batch: dialogue items per LLM call.
-            language: the prompt's language: ``"auto"`` (by the dialogue's script), ``"zh"``
-                or ``"en"``.
-            max_text_chars: raw text kept after a failure is split into memories of at
-                most this many characters (the store's limit).
-        """
-        super().__init__(max_batch, language, max_text_chars)
-        self.llm_chat_func = llm_chat_func
-
     def compact(self, texts: Sequence[DialogueItem]) -> CompactionResult:
         """Compact dialogue items (``"user: ..."``, ``"助手：..."``, plain text, or
         ``{"role": ..., "content": ...}``) into a :class:`CompactionResult`."""
@@ -443,28 +452,12 @@ class MemoryCompactor(_CompactorBase):
     def compact_to_memories(self, texts: Sequence[DialogueItem]) -> list[CompactedMemory]:
         """Compact and return memories the store can write directly, in order; raw text that
         could not be compacted comes back as ``dialogue`` memories."""
-        return to_memories(
-            self.compact(texts),
-            source="offline" if self.llm_chat_func is None else "llm",
-            max_text_chars=self.max_text_chars,
-        )
+        return self._memories(self.compact(texts))
 
 
-class AsyncMemoryCompactor(_CompactorBase):
+class AsyncMemoryCompactor(_CompactorBase[AsyncChatFunc]):
     """The asyncio twin of :class:`MemoryCompactor`, for an async chat function
     (``AsyncOpenAICompatibleLLM`` qualifies). Batches are sent one after another."""
-
-    def __init__(
-        self,
-        llm_chat_func: AsyncChatFunc | None = None,
-        max_batch: int = 10,
-        *,
-        language: Language = "auto",
-        max_text_chars: int = StoreSettings.max_text_chars,
-    ) -> None:
-        """Create a compactor; see :meth:`MemoryCompactor.__init__`."""
-        super().__init__(max_batch, language, max_text_chars)
-        self.llm_chat_func = llm_chat_func
 
     async def compact(self, texts: Sequence[DialogueItem]) -> CompactionResult:
         """See :meth:`MemoryCompactor.compact`."""
@@ -484,11 +477,7 @@ class AsyncMemoryCompactor(_CompactorBase):
 
     async def compact_to_memories(self, texts: Sequence[DialogueItem]) -> list[CompactedMemory]:
         """See :meth:`MemoryCompactor.compact_to_memories`."""
-        return to_memories(
-            await self.compact(texts),
-            source="offline" if self.llm_chat_func is None else "llm",
-            max_text_chars=self.max_text_chars,
-        )
+        return self._memories(await self.compact(texts))
 
 
 __all__ = [

@@ -7,8 +7,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from memory_pg.config import LLMSettings
 from memory_pg.errors import ConfigurationError, LLMError
@@ -125,6 +124,7 @@ def _content(completion: Any) -> str:
         raise LLMError("the LLM endpoint answered without a message") from exc
     if not isinstance(content, str):
         raise LLMError("the LLM endpoint answered with an empty message")
+    logger.debug("LLM reply: %s", content)
     return content
 
 
@@ -132,23 +132,44 @@ def _user_prompt(prompt: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": prompt}]
 
 
-class _LLMBase:
+ClientT = TypeVar("ClientT")
+
+
+class _LLMBase(Generic[ClientT]):
+    """Settings, client and retry decisions of both clients; they differ only in I/O."""
+
     def __init__(
         self,
         settings: LLMSettings,
         *,
-        temperature: float | None,
-        backoff_base_s: float,
-        backoff_max_s: float,
+        temperature: float | None = None,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 20.0,
     ) -> None:
+        """Create the client; nothing is sent until ``chat``.
+
+        Args:
+            settings: endpoint, key, model, timeout, retries and JSON mode.
+            temperature: sent when not None; the endpoint's default otherwise.
+            backoff_base_s: the first retry waits about this long, each next one twice that.
+            backoff_max_s: no wait between retries is longer than this.
+
+        Raises:
+            ConfigurationError: ``openai`` is not installed, or no endpoint is configured.
+        """
         self.settings = settings
         self._openai = _import_openai()
-        self._client_kwargs = _client_kwargs(settings)
         self._temperature = temperature
         self._backoff_base_s = backoff_base_s
         self._backoff_max_s = backoff_max_s
         # Flipped to False the first time the endpoint refuses response_format.
         self._json_mode_supported = True
+        self._client: ClientT = self._new_client(_client_kwargs(settings))
+        _drop_env_identity(self._client)
+
+    def _new_client(self, kwargs: dict[str, Any]) -> ClientT:
+        """The ``openai`` client of this kind (sync or async)."""
+        raise NotImplementedError
 
     def _wants_json(self, json_mode: bool | None) -> bool:
         wanted = self.settings.json_mode if json_mode is None else json_mode
@@ -187,8 +208,49 @@ class _LLMBase:
             f"after {attempts} attempt(s)"
         )
 
+    def _tries(self, messages: Messages, json_mode: bool | None) -> _Tries:
+        return _Tries(self, messages, self._wants_json(json_mode))
 
-class OpenAICompatibleLLM(_LLMBase):
+
+class _Tries:
+    """The tries of one request: what to send next, how long to wait after a failure.
+
+    The retry loop's decisions, shared by both clients: their ``chat`` only sends
+    and sleeps (``time.sleep`` or ``asyncio.sleep``).
+    """
+
+    def __init__(self, llm: _LLMBase[Any], messages: Messages, use_json: bool) -> None:
+        self._llm = llm
+        self._messages = messages
+        self._use_json = use_json
+        self._attempt = 0
+
+    def request(self) -> dict[str, Any]:
+        """The keyword arguments of the next ``chat.completions.create``."""
+        return _request_kwargs(
+            self._llm.settings,
+            self._messages,
+            json_mode=self._use_json,
+            temperature=self._llm._temperature,
+        )
+
+    def wait_after(self, exc: BaseException) -> float:
+        """Seconds to wait before the next try after ``exc``.
+
+        Raises:
+            LLMError: there is no next try (not retryable, or the retries are spent).
+        """
+        if self._llm._should_drop_json_mode(exc, self._use_json):
+            self._use_json = self._llm._json_mode_supported = False
+            return 0.0
+        delay = self._llm._next_delay(exc, self._attempt)
+        if delay is None:
+            raise self._llm._failure(exc, self._attempt + 1) from exc
+        self._attempt += 1
+        return delay
+
+
+class OpenAICompatibleLLM(_LLMBase["openai.OpenAI"]):
     """A chat client for any OpenAI-compatible chat-completions endpoint.
 
     Known to fit:
@@ -220,33 +282,9 @@ class OpenAICompatibleLLM(_LLMBase):
     Not for streaming or tool calls: it returns one complete text reply.
     """
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        temperature: float | None = None,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-    ) -> None:
-        """Create the client; nothing is sent until :meth:`chat`.
-
-        Args:
-            settings: endpoint, key, model, timeout, retries and JSON mode.
-            temperature: sent when not None; the endpoint's default otherwise.
-            backoff_base_s: the first retry waits about this long, each next one twice that.
-            backoff_max_s: no wait between retries is longer than this.
-
-        Raises:
-            ConfigurationError: ``openai`` is not installed, or no endpoint is configured.
-        """
-        super().__init__(
-            settings,
-            temperature=temperature,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-        )
-        self._client: openai.OpenAI = self._openai.OpenAI(**self._client_kwargs)
-        _drop_env_identity(self._client)
+    def _new_client(self, kwargs: dict[str, Any]) -> openai.OpenAI:
+        client: openai.OpenAI = self._openai.OpenAI(**kwargs)
+        return client
 
     def chat(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """Send a conversation and return the reply text.
@@ -262,28 +300,12 @@ class OpenAICompatibleLLM(_LLMBase):
             LLMError: the endpoint failed after the retries, refused the request (4xx)
                 or answered with no message; the client's error is chained.
         """
-        use_json = self._wants_json(json_mode)
-        attempt = 0
+        tries = self._tries(messages, json_mode)
         while True:
             try:
-                completion = self._client.chat.completions.create(
-                    **_request_kwargs(
-                        self.settings, messages, json_mode=use_json, temperature=self._temperature
-                    )
-                )
+                return _content(self._client.chat.completions.create(**tries.request()))
             except self._openai.OpenAIError as exc:
-                if self._should_drop_json_mode(exc, use_json):
-                    use_json = self._json_mode_supported = False
-                    continue
-                delay = self._next_delay(exc, attempt)
-                if delay is None:
-                    raise self._failure(exc, attempt + 1) from exc
-                time.sleep(delay)
-                attempt += 1
-                continue
-            reply = _content(completion)
-            logger.debug("LLM reply: %s", reply)
-            return reply
+                time.sleep(tries.wait_after(exc))
 
     def __call__(self, prompt: str) -> str:
         """Send one user message and return the reply: the ``llm_chat_func`` shape."""
@@ -296,16 +318,11 @@ class OpenAICompatibleLLM(_LLMBase):
     def __enter__(self) -> OpenAICompatibleLLM:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-class AsyncOpenAICompatibleLLM(_LLMBase):
+class AsyncOpenAICompatibleLLM(_LLMBase["openai.AsyncOpenAI"]):
     """The asyncio twin of :class:`OpenAICompatibleLLM`: same settings, retries and methods.
 
     Example:
@@ -313,48 +330,18 @@ class AsyncOpenAICompatibleLLM(_LLMBase):
         ...     reply = await llm("hello")
     """
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        temperature: float | None = None,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-    ) -> None:
-        """Create the client; see :meth:`OpenAICompatibleLLM.__init__`."""
-        super().__init__(
-            settings,
-            temperature=temperature,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-        )
-        self._client: openai.AsyncOpenAI = self._openai.AsyncOpenAI(**self._client_kwargs)
-        _drop_env_identity(self._client)
+    def _new_client(self, kwargs: dict[str, Any]) -> openai.AsyncOpenAI:
+        client: openai.AsyncOpenAI = self._openai.AsyncOpenAI(**kwargs)
+        return client
 
     async def chat(self, messages: Messages, *, json_mode: bool | None = None) -> str:
         """Send a conversation and return the reply text; see :meth:`OpenAICompatibleLLM.chat`."""
-        use_json = self._wants_json(json_mode)
-        attempt = 0
+        tries = self._tries(messages, json_mode)
         while True:
             try:
-                completion = await self._client.chat.completions.create(
-                    **_request_kwargs(
-                        self.settings, messages, json_mode=use_json, temperature=self._temperature
-                    )
-                )
+                return _content(await self._client.chat.completions.create(**tries.request()))
             except self._openai.OpenAIError as exc:
-                if self._should_drop_json_mode(exc, use_json):
-                    use_json = self._json_mode_supported = False
-                    continue
-                delay = self._next_delay(exc, attempt)
-                if delay is None:
-                    raise self._failure(exc, attempt + 1) from exc
-                await asyncio.sleep(delay)
-                attempt += 1
-                continue
-            reply = _content(completion)
-            logger.debug("LLM reply: %s", reply)
-            return reply
+                await asyncio.sleep(tries.wait_after(exc))
 
     async def __call__(self, prompt: str) -> str:
         """Send one user message and return the reply: the async ``llm_chat_func`` shape."""
@@ -367,12 +354,7 @@ class AsyncOpenAICompatibleLLM(_LLMBase):
     async def __aenter__(self) -> AsyncOpenAICompatibleLLM:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 

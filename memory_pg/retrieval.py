@@ -14,17 +14,28 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
 
 from memory_pg.errors import InvalidArgument
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from memory_pg.async_store import AsyncMemoryStore
-from memory_pg.store import MemoryStore
+    from memory_pg.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TYPE_LABELS", "AsyncMemoryRetriever", "MemoryRetriever", "RetrievalSettings"]
+__all__ = [
+    "HEADER",
+    "TYPE_LABELS",
+    "AsyncMemoryRetriever",
+    "MemoryRetriever",
+    "RecallFilters",
+    "RetrievalSettings",
+    "format_block",
+    "format_memories",
+]
 
 #: Readable names of the built-in types; a team's own types show their own name.
 TYPE_LABELS: dict[str, str] = {
@@ -35,6 +46,7 @@ TYPE_LABELS: dict[str, str] = {
     "dialogue": "对话",
 }
 
+#: The first line of :func:`format_block`'s block.
 HEADER = "相关记忆 / Relevant memories:"
 
 
@@ -79,25 +91,85 @@ def type_label(memory_type: str) -> str:
     return f"{zh} {memory_type}" if zh else memory_type
 
 
-def format_block(hits: Sequence[Mapping[str, Any]]) -> str:
-    """The prompt block for ``hits``; empty string for none."""
-    if not hits:
-        return ""
-    lines = [HEADER]
+def format_memories(hits: Sequence[Mapping[str, Any]]) -> str:
+    """Memories as numbered prompt lines, one each; ``""`` for none.
+
+    The one formatter of memories for a prompt: the retriever's block, the
+    wrapper's default recall and the Hermes provider all use it.
+
+    Example:
+        >>> print(format_memories([{"memory_type": "key_decision", "text": "Use PostgreSQL"}]))
+        1. [关键决策 key_decision] Use PostgreSQL
+    """
+    lines = []
     for n, hit in enumerate(hits, 1):
         when = hit.get("event_time") or hit.get("created_at")
         date = f" ({when.date().isoformat()})" if isinstance(when, datetime) else ""
         text = " ".join(str(hit["text"]).split())
-        lines.append(f"{n}. [{type_label(str(hit['memory_type']))}] {text}{date}")
+        label = type_label(str(hit.get("memory_type", "memory")))
+        lines.append(f"{n}. [{label}] {text}{date}")
     return "\n".join(lines)
 
 
-class _RetrieverBase:
-    def __init__(self, top_k: int, settings: RetrievalSettings | None) -> None:
+def format_block(hits: Sequence[Mapping[str, Any]]) -> str:
+    """The prompt block: :data:`HEADER`, then :func:`format_memories`; ``""`` for no hits."""
+    lines = format_memories(hits)
+    return f"{HEADER}\n{lines}" if lines else ""
+
+
+def without_header(block: str) -> str:
+    """``block`` without a leading :data:`HEADER`: for a prompt that heads the memories itself."""
+    return block.strip().removeprefix(HEADER).strip()
+
+
+class RecallFilters(TypedDict, total=False):
+    """Which memories a recall may return (keyword arguments of the retrievers' methods).
+
+    Attributes:
+        memory_types: only these types.
+        since: only memories whose event time is at or after this.
+        until: only memories whose event time is before this.
+        metadata_filter: only memories whose metadata contains this object.
+        user_id: the tenant, if not bound on the store.
+        agent_id: the agent recalling: the user's shared memories and its own
+            private ones (none: the shared ones only).
+    """
+
+    memory_types: Sequence[str] | None
+    since: datetime | None
+    until: datetime | None
+    metadata_filter: Mapping[str, Any] | None
+    user_id: str | None
+    agent_id: str | None
+
+
+StoreT = TypeVar("StoreT", "MemoryStore", "AsyncMemoryStore")
+
+
+class _RetrieverBase(Generic[StoreT]):
+    """The store, ``top_k`` and the gates; the twins below only run the search."""
+
+    def __init__(
+        self,
+        store: StoreT,
+        top_k: int = 5,
+        *,
+        settings: RetrievalSettings | None = None,
+    ) -> None:
         if not isinstance(top_k, int) or not 1 <= top_k <= 1000:
             raise InvalidArgument(f"top_k must be an int between 1 and 1000, got {top_k!r}")
+        self.store: StoreT = store
         self.top_k = top_k
         self.settings = settings or RetrievalSettings()
+
+    def _search_kwargs(self, filters: RecallFilters) -> dict[str, Any]:
+        # The gates run in the search statement, so a dropped memory is not counted as used.
+        return {
+            **filters,
+            "top_k": self.top_k,
+            "min_similarity": self.settings.min_similarity,
+            "min_lexical": self.settings.min_lexical,
+        }
 
     def _keep(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # The gates already ran in SQL; min_score is checked here (it needs the score).
@@ -105,28 +177,8 @@ class _RetrieverBase:
         logger.debug("retrieved %d, kept %d", len(hits), len(kept))
         return kept
 
-    def _search_kwargs(
-        self,
-        memory_types: Sequence[str] | None,
-        since: datetime | None,
-        until: datetime | None,
-        metadata_filter: Mapping[str, Any] | None,
-        user_id: str | None,
-        agent_id: str | None = None,
-    ) -> dict[str, Any]:
-        return {
-            "agent_id": agent_id,
-            "memory_types": memory_types,
-            "since": since,
-            "until": until,
-            "metadata_filter": metadata_filter,
-            "user_id": user_id,
-            "min_similarity": self.settings.min_similarity,
-            "min_lexical": self.settings.min_lexical,
-        }
 
-
-class MemoryRetriever(_RetrieverBase):
+class MemoryRetriever(_RetrieverBase["MemoryStore"]):
     """Finds the memories relevant to a user's input, as a prompt block or a list.
 
     Example::
@@ -144,126 +196,36 @@ class MemoryRetriever(_RetrieverBase):
         settings: the relevance gates (:class:`RetrievalSettings`).
     """
 
-    def __init__(
-        self,
-        store: MemoryStore,
-        top_k: int = 5,
-        *,
-        settings: RetrievalSettings | None = None,
-    ) -> None:
-        super().__init__(top_k, settings)
-        self.store = store
-
     def retrieve_as_list(
-        self,
-        user_input: str,
-        *,
-        memory_types: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
+        self, user_input: str, **filters: Unpack[RecallFilters]
     ) -> list[dict[str, Any]]:
         """The relevant memories, best first, as the store's result dicts (with score parts).
 
         Args:
             user_input: what the user just said.
-            memory_types: only these types.
-            since: only memories whose event time is at or after this.
-            until: only memories whose event time is before this.
-            metadata_filter: only memories whose metadata contains this object.
-            user_id: the tenant, if not bound on the store.
-            agent_id: the agent recalling: the user's shared memories and its own
-                private ones (none: the shared ones only).
+            **filters: which memories may be returned (:class:`RecallFilters`):
+                ``memory_types``, ``since``, ``until``, ``metadata_filter``,
+                ``user_id`` and ``agent_id``.
         """
-        hits = self.store.search(
-            user_input,
-            top_k=self.top_k,
-            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id, agent_id),
-        )
-        return self._keep(hits)
+        return self._keep(self.store.search(user_input, **self._search_kwargs(filters)))
 
-    def retrieve_context(
-        self,
-        user_input: str,
-        *,
-        memory_types: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-    ) -> str:
+    def retrieve_context(self, user_input: str, **filters: Unpack[RecallFilters]) -> str:
         """The prompt block of the relevant memories; ``""`` when nothing is relevant.
 
         Takes the same arguments as :meth:`retrieve_as_list`.
         """
-        return format_block(
-            self.retrieve_as_list(
-                user_input,
-                memory_types=memory_types,
-                since=since,
-                until=until,
-                metadata_filter=metadata_filter,
-                user_id=user_id,
-                agent_id=agent_id,
-            )
-        )
+        return format_block(self.retrieve_as_list(user_input, **filters))
 
 
-class AsyncMemoryRetriever(_RetrieverBase):
+class AsyncMemoryRetriever(_RetrieverBase["AsyncMemoryStore"]):
     """The asyncio twin of :class:`MemoryRetriever`, over an :class:`AsyncMemoryStore`."""
 
-    def __init__(
-        self,
-        store: AsyncMemoryStore,
-        top_k: int = 5,
-        *,
-        settings: RetrievalSettings | None = None,
-    ) -> None:
-        super().__init__(top_k, settings)
-        self.store = store
-
     async def retrieve_as_list(
-        self,
-        user_input: str,
-        *,
-        memory_types: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
+        self, user_input: str, **filters: Unpack[RecallFilters]
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryRetriever.retrieve_as_list`."""
-        hits = await self.store.search(
-            user_input,
-            top_k=self.top_k,
-            **self._search_kwargs(memory_types, since, until, metadata_filter, user_id, agent_id),
-        )
-        return self._keep(hits)
+        return self._keep(await self.store.search(user_input, **self._search_kwargs(filters)))
 
-    async def retrieve_context(
-        self,
-        user_input: str,
-        *,
-        memory_types: Sequence[str] | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        metadata_filter: Mapping[str, Any] | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-    ) -> str:
+    async def retrieve_context(self, user_input: str, **filters: Unpack[RecallFilters]) -> str:
         """See :meth:`MemoryRetriever.retrieve_context`."""
-        return format_block(
-            await self.retrieve_as_list(
-                user_input,
-                memory_types=memory_types,
-                since=since,
-                until=until,
-                metadata_filter=metadata_filter,
-                user_id=user_id,
-                agent_id=agent_id,
-            )
-        )
+        return format_block(await self.retrieve_as_list(user_input, **filters))

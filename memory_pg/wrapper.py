@@ -18,11 +18,12 @@ import threading
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from typing_extensions import deprecated
 
 from memory_pg.errors import InvalidArgument
+from memory_pg.retrieval import format_memories, without_header
 
 logger = logging.getLogger(__name__)
 
@@ -53,25 +54,25 @@ class Compactor(Protocol):
     def compact_to_memories(self, texts: Sequence[Mapping[str, str]]) -> Sequence[Any]: ...
 
 
-def format_memories(results: Sequence[Mapping[str, Any]]) -> str:
-    """Search results as prompt lines: ``- [key_decision] 使用 PostgreSQL 作为数据库``."""
-    return "\n".join(f"- [{r.get('memory_type', 'memory')}] {r['text']}" for r in results)
-
-
 def build_prompt(context: str, recent: Sequence[Mapping[str, str]], user_input: str) -> str:
     """The enhanced prompt: relevant memories, the recent turns, then the new input.
 
+    ``context`` is the memory lines (:func:`~memory_pg.retrieval.format_memories`) or
+    a retriever's block: the block's own header is dropped, so the prompt heads
+    the memories once.
+
     Example:
-        >>> print(build_prompt("- [key_decision] Use PostgreSQL", [], "数据库选型？"))
+        >>> print(build_prompt("1. [key_decision] Use PostgreSQL", [], "数据库选型？"))
         【相关记忆 Relevant memories】
-        - [key_decision] Use PostgreSQL
+        1. [key_decision] Use PostgreSQL
         <BLANKLINE>
         【当前输入 Current input】
         user: 数据库选型？
     """
     parts = []
-    if context.strip():
-        parts.append(f"{MEMORY_HEADER}\n{context.strip()}")
+    memories = without_header(context)
+    if memories:
+        parts.append(f"{MEMORY_HEADER}\n{memories}")
     if recent:
         lines = "\n".join(f"{t['role']}: {t['content']}" for t in recent)
         parts.append(f"{RECENT_HEADER}\n{lines}")
@@ -87,6 +88,11 @@ def _check_count(value: object, name: str, minimum: int) -> int:
 
 def _as_turns(pending: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     return [{"role": str(t["role"]), "content": str(t["content"])} for t in pending]
+
+
+def _due(pending: Sequence[Any], threshold: int, force: bool) -> bool:
+    """Whether the pending turns read are worth a compaction now."""
+    return bool(pending) and (force or len(pending) >= threshold)
 
 
 def compact_pending(
@@ -111,7 +117,7 @@ def compact_pending(
     scope = {"agent_id": agent_id} if agent_id is not None else {}
     while True:
         pending = store.pending_turns(user_id=user_id, limit=max(threshold, MAX_TURNS_PER_COMMIT))
-        if not pending or (len(pending) < threshold and not force):
+        if not _due(pending, threshold, force):
             return written
         memories = compactor.compact_to_memories(_as_turns(pending))
         ids = [t["id"] for t in pending]
@@ -119,32 +125,36 @@ def compact_pending(
         logger.debug("compacted %d turns; %d memories written", len(ids), len(written))
 
 
-class _WrapperBase:
+AgentT = TypeVar("AgentT", "Agent", "AsyncAgent")
+CompactorT = TypeVar("CompactorT")
+
+
+class _WrapperBase(Generic[AgentT, CompactorT]):
     """Settings and prompt state shared by the sync and async wrappers."""
 
     def __init__(
         self,
-        agent: Any,
+        agent: AgentT,
         store: Any,
-        retriever: Any,
-        compactor: Any,
-        user_id: str | None,
-        session_id: str | None,
-        recent_window: int,
-        compact_threshold: int,
-        background: bool,
-        top_k: int,
+        retriever: Any = None,
+        compactor: CompactorT | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        recent_window: int = 6,
+        compact_threshold: int = 20,
+        background: bool = False,
+        top_k: int = 5,
+        agent_id: str | None = None,
     ) -> None:
         if not callable(getattr(agent, "chat", None)):
             raise InvalidArgument("the agent needs a chat(text) method")
-        self.agent = agent
+        self.agent: AgentT = agent
         self.store = store
         self.retriever = retriever
-        if compactor is None:
-            from memory_pg.compaction import AsyncMemoryCompactor, MemoryCompactor
-
-            compactor = AsyncMemoryCompactor() if self._is_async else MemoryCompactor()
-        self.compactor = compactor
+        self.compactor: CompactorT = (
+            compactor if compactor is not None else self._default_compactor()
+        )
         # The store's own rule: the given user, else the one bound on the store.
         self.user_id: str = store._scope(user_id)
         # A fresh id per conversation unless the caller resumes one.
@@ -157,14 +167,21 @@ class _WrapperBase:
             maxlen=self.recent_window or None
         )
         self._resumed = session_id is None  # a new session has nothing to reload
-        #: The agent this wrapper speaks for (set by the subclass): it recalls the
-        #: user's shared memories and its own private ones, and writes as itself.
-        self.agent_id: str | None = None
+        #: The agent this wrapper speaks for: it recalls the user's shared memories
+        #: and its own private ones, and writes as itself.
+        self.agent_id: str | None = self.store._agent(agent_id)
+        self._start_background()
+
+    def _default_compactor(self) -> CompactorT:
+        """The offline compactor of the wrapper's kind."""
+        raise NotImplementedError
+
+    def _start_background(self) -> None:
+        """Set up what runs compactions: a thread for the sync wrapper, a task for the async one."""
+        raise NotImplementedError
 
     def _scope(self) -> dict[str, Any]:
         return {"agent_id": self.agent_id} if self.agent_id is not None else {}
-
-    _is_async = False
 
     def _remember_turn(self, role: str, content: str) -> None:
         if self.recent_window:
@@ -187,7 +204,7 @@ def _log_failure(future: Future[list[str]]) -> None:
         logger.warning("background compaction failed: %s", type(exc).__name__)
 
 
-class MemoryWrapper(_WrapperBase):
+class MemoryWrapper(_WrapperBase[Agent, Compactor]):
     """Wraps any agent with ``chat(text) -> str`` so it remembers across sessions.
 
     Each :meth:`chat` buffers the user's turn in PostgreSQL *before* the agent
@@ -227,34 +244,12 @@ class MemoryWrapper(_WrapperBase):
             and its compacted memories record it as their writer (shared).
     """
 
-    def __init__(
-        self,
-        agent: Agent,
-        store: Any,
-        retriever: Any = None,
-        compactor: Compactor | None = None,
-        *,
-        user_id: str | None = None,
-        session_id: str | None = None,
-        recent_window: int = 6,
-        compact_threshold: int = 20,
-        background: bool = False,
-        top_k: int = 5,
-        agent_id: str | None = None,
-    ) -> None:
-        super().__init__(
-            agent,
-            store,
-            retriever,
-            compactor,
-            user_id,
-            session_id,
-            recent_window,
-            compact_threshold,
-            background,
-            top_k,
-        )
-        self.agent_id = self.store._agent(agent_id)
+    def _default_compactor(self) -> Compactor:
+        from memory_pg.compaction import MemoryCompactor
+
+        return MemoryCompactor()
+
+    def _start_background(self) -> None:
         self._lock = threading.Lock()  # one compaction at a time in this process
         self._executor: ThreadPoolExecutor | None = None
         self._future: Future[list[str]] | None = None
@@ -361,7 +356,7 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class AsyncMemoryWrapper(_WrapperBase):
+class AsyncMemoryWrapper(_WrapperBase[AsyncAgent, Any]):
     """The asyncio twin of :class:`MemoryWrapper`, for an agent with ``async def chat``.
 
     Takes an :class:`~memory_pg.store.AsyncMemoryStore`; the retriever and the
@@ -369,36 +364,12 @@ class AsyncMemoryWrapper(_WrapperBase):
     With ``background=True`` compaction runs as a task; :meth:`flush` awaits it.
     """
 
-    _is_async = True
+    def _default_compactor(self) -> Any:
+        from memory_pg.compaction import AsyncMemoryCompactor
 
-    def __init__(
-        self,
-        agent: AsyncAgent,
-        store: Any,
-        retriever: Any = None,
-        compactor: Any = None,
-        *,
-        user_id: str | None = None,
-        session_id: str | None = None,
-        recent_window: int = 6,
-        compact_threshold: int = 20,
-        background: bool = False,
-        top_k: int = 5,
-        agent_id: str | None = None,
-    ) -> None:
-        super().__init__(
-            agent,
-            store,
-            retriever,
-            compactor,
-            user_id,
-            session_id,
-            recent_window,
-            compact_threshold,
-            background,
-            top_k,
-        )
-        self.agent_id = self.store._agent(agent_id)
+        return AsyncMemoryCompactor()
+
+    def _start_background(self) -> None:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[list[str]] | None = None
 
@@ -440,7 +411,7 @@ class AsyncMemoryWrapper(_WrapperBase):
                 pending = await self.store.pending_turns(
                     user_id=self.user_id, limit=max(self.compact_threshold, MAX_TURNS_PER_COMMIT)
                 )
-                if not pending or (len(pending) < self.compact_threshold and not force):
+                if not _due(pending, self.compact_threshold, force):
                     return written
                 method = self.compactor.compact_to_memories
                 if inspect.iscoroutinefunction(method):

@@ -46,7 +46,8 @@ from memory_pg.integrations._hermes_tools import (
     search_args,
     text_arg,
 )
-from memory_pg.wrapper import compact_pending, format_memories
+from memory_pg.retrieval import format_memories
+from memory_pg.wrapper import compact_pending
 
 try:
     from agent.memory_provider import MemoryProvider

@@ -7,8 +7,10 @@ FastAPI, uvicorn and the MCP SDK when they run, never when the CLI starts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TypedDict
 
 from memory_pg.cli import require_user
 from memory_pg.errors import ConfigurationError
@@ -69,46 +71,51 @@ def _cmd_token_revoke(args: argparse.Namespace, ctx: Any) -> int:
     return 0 if done else 1
 
 
-def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
+@contextlib.contextmanager
+def _service_extra(command: str) -> Iterator[None]:
+    """Turn a missing FastAPI, uvicorn or MCP SDK into an error that says what to install."""
     try:
-        from memory_pg.service.http import ServiceSettings, serve
+        yield
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigurationError(
-            "memory-pg serve needs the service extra: pip install 'memory-pg[service]'"
+            f"memory-pg {command} needs the service extra: pip install 'memory-pg[service]'"
         ) from exc
+
+
+class _StoreOptions(TypedDict):
+    database_url: str | None
+    home: str | None
+    embedding_model: str | None
+    auto_migrate: bool
+
+
+def _store_options(ctx: Any) -> _StoreOptions:
+    """How ``serve`` and ``mcp`` open their store: the CLI's global flags."""
+    return {
+        "database_url": ctx.database_url,
+        "home": ctx.args.home,
+        "embedding_model": ctx.args.embedding_model,
+        "auto_migrate": bool(ctx.args.auto_migrate),
+    }
+
+
+def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
+    with _service_extra("serve"):
+        from memory_pg.service.http import ServiceSettings, serve
     settings = ServiceSettings(
         max_body_bytes=int(args.max_body_bytes),
         mcp=not args.no_mcp,
         graceful_timeout_s=float(args.graceful_timeout),
     )
-    serve(
-        database_url=ctx.database_url,
-        host=args.host,
-        port=int(args.port),
-        home=ctx.args.home,
-        embedding_model=ctx.args.embedding_model,
-        auto_migrate=bool(ctx.args.auto_migrate),
-        settings=settings,
-    )
+    serve(host=args.host, port=int(args.port), settings=settings, **_store_options(ctx))
     return 0
 
 
 def _cmd_mcp(args: argparse.Namespace, ctx: Any) -> int:
-    try:
+    with _service_extra("mcp"):
         from memory_pg.service.mcp import run_stdio
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigurationError(
-            "memory-pg mcp needs the service extra: pip install 'memory-pg[service]'"
-        ) from exc
-    run_stdio(
-        user_id=_need_user(args),
-        agent_id=args.agent,
-        read_only=args.read_only,
-        database_url=ctx.database_url,
-        home=ctx.args.home,
-        embedding_model=ctx.args.embedding_model,
-        auto_migrate=bool(ctx.args.auto_migrate),
-    )
+    user = _need_user(args)
+    run_stdio(user_id=user, agent_id=args.agent, read_only=args.read_only, **_store_options(ctx))
     return 0
 
 

@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -51,6 +51,13 @@ INSTRUCTIONS = (
 STATE_KEY = "memory_pg_token"
 
 
+class StoreScope(TypedDict):
+    """The keyword arguments that bind a store call to an :class:`Identity`."""
+
+    user_id: str
+    agent_id: str | None
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who a tool call acts for: fixed by the token (HTTP) or the command line (stdio)."""
@@ -58,6 +65,11 @@ class Identity:
     user_id: str
     agent_id: str | None = None
     read_only: bool = False
+
+    @property
+    def scope(self) -> StoreScope:
+        """``user_id`` and ``agent_id`` for the store: every tool passes them whole."""
+        return {"user_id": self.user_id, "agent_id": self.agent_id}
 
     @classmethod
     def of_token(cls, info: TokenInfo) -> Identity:
@@ -139,12 +151,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         who = await resolve(ctx)
         async with typed_errors():
             hits = await store.search(
-                query,
-                top_k,
-                user_id=who.user_id,
-                memory_types=memory_types,
-                agent_id=who.agent_id,
-                agent_ids=agent_ids,
+                query, top_k, memory_types=memory_types, agent_ids=agent_ids, **who.scope
             )
         return {"results": [_compact(h) for h in hits]}
 
@@ -179,13 +186,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         who = await writer(ctx)
         async with typed_errors():
             memory_id = await store.add_memory(
-                text,
-                memory_type,
-                user_id=who.user_id,
-                topic=topic,
-                importance=importance,
-                agent_id=who.agent_id,
-                private=private,
+                text, memory_type, topic=topic, importance=importance, private=private, **who.scope
             )
         return {"id": memory_id}
 
@@ -201,9 +202,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """
         who = await writer(ctx)
         async with typed_errors():
-            new_id = await store.replace_memory(
-                memory_id, text, user_id=who.user_id, agent_id=who.agent_id
-            )
+            new_id = await store.replace_memory(memory_id, text, **who.scope)
         return {"id": new_id, "replaced": memory_id}
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
@@ -214,7 +213,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """Erase one memory and its history for good (the user asked to forget it)."""
         who = await writer(ctx)
         async with typed_errors():
-            done = await store.delete_memory(memory_id, user_id=who.user_id, agent_id=who.agent_id)
+            done = await store.delete_memory(memory_id, **who.scope)
         if not done:
             raise ToolError(f"MemoryNotFound: no memory {memory_id} for this user")
         return {"deleted": memory_id}
@@ -229,7 +228,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """Why a memory was added, replaced, merged or forgotten: its events, oldest first."""
         who = await resolve(ctx)
         async with typed_errors():
-            events = await store.history(memory_id, user_id=who.user_id, agent_id=who.agent_id)
+            events = await store.history(memory_id, **who.scope)
         return {"events": json.loads(json.dumps(events, default=str, ensure_ascii=False))}
 
     @server.tool(annotations=read_only_hint)
@@ -241,12 +240,8 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         """The user's most recent current memories, newest first."""
         who = await resolve(ctx)
         async with typed_errors():
-            rows = await store.list_memories(
-                user_id=who.user_id,
-                memory_types=[memory_type] if memory_type else None,
-                limit=limit,
-                agent_id=who.agent_id,
-            )
+            types = [memory_type] if memory_type else None
+            rows = await store.list_memories(memory_types=types, limit=limit, **who.scope)
         return {"memories": [_compact(r) for r in rows]}
 
     return server

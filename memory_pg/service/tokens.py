@@ -17,6 +17,7 @@ import hashlib
 import re
 import secrets
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -121,28 +122,9 @@ _COLUMNS = (
 )
 
 
-def _insert(
-    user_id: str,
-    token_hash: str,
-    agent_id: str | None,
-    scope: str,
-    read_only: bool,
-    label: str | None,
-    expires_at: datetime | None,
-) -> Insert:
-    return (
-        insert(t)
-        .values(
-            user_id=user_id,
-            token_hash=token_hash,
-            agent_id=agent_id,
-            scope=scope,
-            read_only=read_only,
-            label=label,
-            expires_at=expires_at,
-        )
-        .returning(*_COLUMNS)
-    )
+def _insert(row: Mapping[str, Any]) -> Insert:
+    """Insert one token row (columns by name), returning what :func:`_info` reads."""
+    return insert(t).values(dict(row)).returning(*_COLUMNS)
 
 
 def _lookup(token_hash: str) -> tuple[TextClause, Select[Any]]:
@@ -216,7 +198,15 @@ def create_token(
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     expires_at = None if expires_in is None else datetime.now(timezone.utc) + expires_in
     stmt = _insert(
-        uid, hash_token(token), agent, "admin" if admin else "user", read_only, label, expires_at
+        {
+            "user_id": uid,
+            "token_hash": hash_token(token),
+            "agent_id": agent,
+            "scope": "admin" if admin else "user",
+            "read_only": read_only,
+            "label": label,
+            "expires_at": expires_at,
+        }
     )
     with translate_errors(), engine.begin() as conn:
         conn.execute(queries.set_tenant(uid))

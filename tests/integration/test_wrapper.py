@@ -10,6 +10,7 @@ import pytest
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import MemoryCompactor
 from memory_pg.errors import InvalidArgument, MissingUserScope
+from memory_pg.retrieval import AsyncMemoryRetriever, MemoryRetriever
 from memory_pg.wrapper import (
     INPUT_HEADER,
     MEMORY_HEADER,
@@ -48,7 +49,7 @@ def test_recall_before_and_buffer_after_each_turn(store):
 
     first, _, third = agent.prompts
     assert first.startswith(MEMORY_HEADER)
-    assert "[key_decision] 使用 PostgreSQL 作为数据库" in first
+    assert "1. [关键决策 key_decision] 使用 PostgreSQL 作为数据库" in first
     assert RECENT_HEADER not in first
     assert first.endswith(f"{INPUT_HEADER}\nuser: 我们的数据库选型是什么？")
     # Only the last two turns of the conversation are quoted.
@@ -118,6 +119,27 @@ def test_a_retriever_supplies_the_memory_block(store):
     MemoryWrapper(agent, store, retriever=retriever).chat("drink?")
     assert retriever.calls == [("drink?", "alice")]
     assert "- the user likes tea" in agent.prompts[0]
+
+
+def test_the_librarys_retriever_gives_the_prompt_one_memory_header(store):
+    store.add_memory("使用 PostgreSQL 作为数据库", "key_decision", topic="database")
+    agent = RuleAgent()
+    bot = MemoryWrapper(agent, store, retriever=MemoryRetriever(store, top_k=5))
+    assert bot.chat("我们的数据库选型是什么？") == "你们用的是 PostgreSQL。"
+    prompt = agent.prompts[0]
+    assert prompt.startswith(
+        f"{MEMORY_HEADER}\n1. [关键决策 key_decision] 使用 PostgreSQL 作为数据库"
+    )
+    assert prompt.count("相关记忆") == 1 and prompt.count("Relevant memories") == 1
+
+
+async def test_the_async_retriever_gives_the_prompt_one_memory_header(db_url, embedder):
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        await store.add_memory("使用 PostgreSQL 作为数据库", "key_decision", topic="database")
+        agent = AsyncRuleAgent()
+        bot = AsyncMemoryWrapper(agent, store, retriever=AsyncMemoryRetriever(store))
+        assert await bot.chat("数据库选型") == "PostgreSQL"
+        assert agent.prompts[0].count("相关记忆") == 1
 
 
 class BlockingCompactor(MemoryCompactor):

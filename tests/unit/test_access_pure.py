@@ -7,6 +7,7 @@ import pytest
 from memory_pg.buffer import SOURCE_TURNS_KEY, as_memory_input, check_role, check_turn_ids
 from memory_pg.compaction import CompactedMemory
 from memory_pg.errors import InvalidArgument
+from memory_pg.retrieval import format_block
 from memory_pg.store import MemoryInput
 from memory_pg.wrapper import build_prompt, format_memories
 
@@ -30,7 +31,15 @@ def test_prompt_without_memories_or_history_is_just_the_input():
 
 def test_memory_lines_name_the_type():
     lines = format_memories([{"memory_type": "todo", "text": "ship it"}, {"text": "plain"}])
-    assert lines == "- [todo] ship it\n- [memory] plain"
+    assert lines == "1. [待办事项 todo] ship it\n2. [memory] plain"
+
+
+def test_a_retrievers_block_is_headed_once_in_the_prompt():
+    block = format_block([{"memory_type": "key_decision", "text": "使用 PostgreSQL"}])
+    assert build_prompt(block, [], "数据库选型？") == (
+        "【相关记忆 Relevant memories】\n1. [关键决策 key_decision] 使用 PostgreSQL\n\n"
+        "【当前输入 Current input】\nuser: 数据库选型？"
+    )
 
 
 def test_compacted_memories_become_store_input_tagged_with_their_turns():
