@@ -134,7 +134,7 @@ def _add_user_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_json_flag(parser: argparse.ArgumentParser) -> None:
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("MEMORY_PG_EMBEDDING_DIM"),
         help="vector dimension for a new schema (env MEMORY_PG_EMBEDDING_DIM; default 384)",
     )
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_migrate)
 
     p = sub.add_parser("add", help="store one memory")
@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metadata", default=None, help="a JSON object")
     p.add_argument("--event-time", default=None, help="ISO 8601 time with zone")
     _add_user_flag(p)
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_add)
 
     p = sub.add_parser("search", help="find a user's memories")
@@ -368,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", action="append", help="only this memory type (repeatable)")
     p.add_argument("--as-of", default=None, help="what was current at this ISO 8601 time")
     _add_user_flag(p)
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_search)
 
     p = sub.add_parser("export", help="write a user's memories as JSON lines")
@@ -380,16 +380,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", help="load JSON lines written by export into a user")
     p.add_argument("file", help="file, or - for stdin")
     _add_user_flag(p)
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_import)
 
     p = sub.add_parser("stats", help="counts per memory type (one user, or all)")
     _add_user_flag(p)
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_stats)
 
     p = sub.add_parser("healthcheck", help="connection, pgvector, schema revision, model")
-    _add_json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_healthcheck)
 
     for name in _COMMAND_MODULES:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from typing import Any, TypedDict
 
-from memory_pg.cli import require_user
+from memory_pg.cli import add_json_flag, require_user
 from memory_pg.errors import ConfigurationError
 
 
@@ -123,15 +123,6 @@ def _user_flag(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--user", default=_env("MEMORY_PG_USER_ID"), help=help_text)
 
 
-def _json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=_env("MEMORY_PG_JSON") == "1",
-        help="print JSON (env MEMORY_PG_JSON=1)",
-    )
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``token``, ``serve`` and ``mcp``."""
     parser = subparsers.add_parser("token", help="bearer tokens of the service (bound to a user)")
@@ -146,18 +137,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--admin", action="store_true", help="a maintenance token for cross-user operations"
     )
-    _json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_token_create)
 
     p = sub.add_parser("list", help="tokens of a user (all users: maintenance role)")
     _user_flag(p, "only this user's tokens (none: all, needs a maintenance role)")
-    _json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_token_list)
 
     p = sub.add_parser("revoke", help="revoke a token at once")
     p.add_argument("token_id", help="the id that token create and token list show")
     _user_flag(p, "the user the token belongs to")
-    _json_flag(p)
+    add_json_flag(p)
     p.set_defaults(handler=_cmd_token_revoke)
 
     p = subparsers.add_parser("serve", help="run the HTTP API (and MCP under /mcp)")
