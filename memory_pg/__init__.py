@@ -1,6 +1,5 @@
 """memory-pg: long-term memory for LLM agents, kept in PostgreSQL with pgvector."""
 
-from memory_pg._base import MemoryInput
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import AsyncMemoryCompactor, CompactedMemory, MemoryCompactor
 from memory_pg.config import LLMSettings, RankingSettings, StoreSettings
@@ -19,6 +18,7 @@ from memory_pg.errors import (
     UnknownMemoryType,
 )
 from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
+from memory_pg.plans.write import MemoryInput
 from memory_pg.retrieval import AsyncMemoryRetriever, MemoryRetriever, RetrievalSettings
 from memory_pg.store import MemoryStore
 from memory_pg.wrapper import AsyncMemoryWrapper, HermesMemoryWrapper, MemoryWrapper

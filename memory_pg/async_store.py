@@ -1,4 +1,11 @@
-"""AsyncMemoryStore: the asyncio twin of MemoryStore, driving the same statement plans."""
+"""AsyncMemoryStore: the asyncio twin of MemoryStore, a driver of the same plans.
+
+It opens its own async engine and pool (psycopg's async driver) and holds no sync
+store. The blocking steps of opening (the embedded server, loading the model)
+and every embedding run in worker threads, so the event loop keeps serving. Each
+public method validates its arguments, builds a plan (:mod:`memory_pg.plans`) and
+runs it on an ``AsyncConnection``; names and signatures are :class:`MemoryStore`'s.
+"""
 
 from __future__ import annotations
 
@@ -9,41 +16,30 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import IO, Any
 
+import numpy as np
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_pg import buffer, pooling, queries
-from memory_pg._base import (
-    MemoryInput,
-    Plan,
-    StoreCore,
-    T,
-    memory_dict,
-    parse_memory_id,
-    split_step,
-    translate_errors,
-    validate_top_k,
-)
+from memory_pg import buffer, opening, pooling, schema
 from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, readability
-from memory_pg.lifecycle import Judge
-from memory_pg.store import (
-    MemoryStore,
-    _engine_options,
-    _materialize,
-    _stats_dict,
-    _vector_list,
-)
+from memory_pg.plans import read, setup, transfer, write
+from memory_pg.plans.protocol import Plan, T, begin, materialise, split_step, translate_errors
+from memory_pg.plans.setup import EmbeddingInfo
+from memory_pg.plans.write import MemoryInput
+from memory_pg.server import EmbeddedServer
+from memory_pg.supersession import Judge
 
 __all__ = ["AsyncMemoryStore"]
 
 
-class AsyncMemoryStore(StoreCore):
-    """The asyncio twin of :class:`MemoryStore`: the same methods, awaited.
+class AsyncMemoryStore:
+    """The asyncio twin of :class:`~memory_pg.store.MemoryStore`: the same methods, awaited.
 
     Opening (embedded server, migration, model check) happens on first use or on
-    ``await store.open()``; embedding runs in a worker thread so the event loop
-    keeps serving. Use ``async with AsyncMemoryStore(...) as store``.
+    ``await store.open()``. Use ``async with AsyncMemoryStore(...) as store``.
+    ``engine`` is the host application's :class:`AsyncEngine` (not closed by
+    :meth:`close`); every other argument is :class:`MemoryStore`'s.
     """
 
     def __init__(
@@ -66,68 +62,90 @@ class AsyncMemoryStore(StoreCore):
         self.ranking = ranking or RankingSettings()
         self.supersede = supersede or SupersedePolicy()
         self.judge = judge
-        self._user_id = None if user_id is None else self._scope(user_id)
+        self._user_id = None if user_id is None else write.scope_user(user_id, None, self.settings)
         self.ef_search = ef_search
         self._args = (url, home, auto_migrate, embedding_model, embedder)
         self._given_engine = engine
         self.engine: AsyncEngine | None = engine
-        self._sync: MemoryStore | None = None
+        self._server: EmbeddedServer | None = None
+        self._opened = False
         self._open_lock = asyncio.Lock()
+        #: ``auto``, ``none``, ``session`` or ``transaction``: see :mod:`memory_pg.pooling`.
+        self.pooler = "auto"
+        self.url = ""
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> AsyncMemoryStore:
+        """A store configured by ``MEMORY_PG_*`` environment variables, like the CLI."""
+        return cls(**opening.env_kwargs(kwargs))
 
     async def open(self) -> AsyncMemoryStore:
         """Start, migrate and check the database (done on first use otherwise)."""
         async with self._open_lock:
-            if self._sync is not None:
-                return self
-            url, home, auto_migrate, model, embedder = self._args
-            if self._given_engine is not None and url is None:
-                url = self._given_engine.url.render_as_string(hide_password=False)
-            self._sync = await asyncio.to_thread(
-                MemoryStore,
-                url,
-                user_id=self._user_id,
-                embedding_model=model,
-                embedder=embedder,
-                home=home,
-                auto_migrate=auto_migrate,
-                settings=self.settings,
-            )
-            self.embedder = self._sync.embedder
-            self.pooler = self._sync.pooler
-            self.embedding = self._sync.embedding
-            if self.engine is None:
-                self.engine = create_async_engine(
-                    self._sync.engine.url, **_engine_options(self.settings, self._sync.pooler)
-                )
-                pooling.watch(self.engine.sync_engine, self._sync.pooler)
+            if not self._opened:
+                try:
+                    await self._open()
+                except BaseException:
+                    await self.close()
+                    raise
+                self._opened = True
         return self
 
-    @property
-    def user_id(self) -> str | None:
-        """The tenant bound on this store, if any."""
-        return self._user_id
+    async def _open(self) -> None:
+        url, home, auto_migrate, model, embedder = self._args
+        given = self._given_engine
+        engine_url = None if given is None else given.url.render_as_string(hide_password=False)
+        target = await asyncio.to_thread(
+            opening.locate, url, home, auto_migrate, self.settings, engine_url=engine_url
+        )
+        self._server, self.pooler = target.server, target.pooler
+        if self.engine is None:
+            options = opening.engine_options(self.settings, self.pooler)
+            self.engine = create_async_engine(target.url, **options)
+            pooling.watch(self.engine.sync_engine, self.pooler)
+        with translate_errors():
+            async with self.engine.connect() as conn:
+                revision, recorded = await conn.run_sync(opening.read_state)
+        self.embedder = await asyncio.to_thread(opening.pick_embedder, embedder, model, recorded)
+        if opening.needs_migration(revision, target.auto_migrate):
+            pooling.require_session(self.engine.sync_engine, "migrate")
+            dim = await asyncio.to_thread(lambda: self.embedder.dimension)
+            with translate_errors():
+                async with self.engine.connect() as conn:
+                    await conn.run_sync(schema.upgrade_on, embedding_dim=dim)
+        plan = setup.plan_embedding_check(self.embedder)
+        self.embedding: EmbeddingInfo = await self._run(plan, None)
+        self.url = opening.redact_url(target.url)
 
-    async def _ready(self) -> AsyncEngine:
-        if self._sync is None:
-            await self.open()
-        assert self.engine is not None
-        return self.engine
+    # -- plumbing -------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def _transaction(
-        self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None = None
+        self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None
     ) -> AsyncIterator[AsyncConnection]:
-        engine = await self._ready()
+        assert self.engine is not None
+        first = begin(user_id, self.settings, self.pooler, ef_search)
         with translate_errors():
             if conn is not None:
-                await conn.execute(self._set_tenant(user_id, ef_search))
+                await conn.execute(first)
                 yield conn
                 return
-            async with engine.begin() as own:
-                await own.execute(self._set_tenant(user_id, ef_search))
+            async with self.engine.begin() as own:
+                await own.execute(first)
                 yield own
 
     async def _run(
+        self, plan: Plan[T], user_id: str | None, conn: AsyncConnection | None = None, **kw: Any
+    ) -> T:
+        async with self._transaction(user_id, conn, kw.get("ef_search")) as c:
+            try:
+                step = next(plan)
+                while True:
+                    step = plan.send(materialise(await c.execute(*split_step(step))))
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+    async def run_plan(
         self,
         plan: Plan[T],
         user_id: str | None,
@@ -135,27 +153,42 @@ class AsyncMemoryStore(StoreCore):
         *,
         ef_search: int | None = None,
     ) -> T:
-        async with self._transaction(user_id, conn, ef_search) as c:
-            try:
-                step = next(plan)
-                while True:
-                    step = plan.send(_materialize(await c.execute(*split_step(step))))
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+        """See :meth:`MemoryStore.run_plan`."""
+        await self.open()
+        return await self._run(plan, user_id, conn, ef_search=ef_search)
 
     async def close(self) -> None:
-        """Close what this store opened."""
+        """Close the pool this store opened and let go of the embedded server."""
         if self.engine is not None and self._given_engine is None:
             await self.engine.dispose()
-        if self._sync is not None:
-            await asyncio.to_thread(self._sync.close)
-            self._sync = None
+            self.engine = None
+        if self._server is not None:
+            await asyncio.to_thread(self._server.stop)
+            self._server = None
+        self._opened = False
 
     async def __aenter__(self) -> AsyncMemoryStore:
         return await self.open()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
+
+    def _scope(self, user_id: str | None) -> str:
+        return write.scope_user(user_id, self._user_id, self.settings)
+
+    def _writer(self) -> write.Writer:
+        return write.Writer(self.embedder.model_name, self.supersede, self.judge)
+
+    async def _embed(self, texts: list[str]) -> np.ndarray[Any, Any]:
+        await self.open()
+        return await asyncio.to_thread(self.embedder.embed_documents, texts)
+
+    # -- writes -----------------------------------------------------------------------
 
     async def add_memory(
         self,
@@ -188,13 +221,12 @@ class AsyncMemoryStore(StoreCore):
         conn: AsyncConnection | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.add_memories`."""
-        await self._ready()
-        prepared = self._prepare(user_id, items, agent_id)
+        prepared = write.prepare(self.settings, self._scope(user_id), items, agent_id)
         if not prepared.texts:
             return []
-        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
-        rows = self._rows(prepared, vectors)
-        return await self._run(self._plan_insert(rows), prepared.user_id, conn)
+        vectors = await self._embed(prepared.embed_texts)
+        plan = write.plan_insert(write.new_rows(prepared, vectors, self.embedder), self._writer())
+        return await self._run(plan, prepared.user_id, conn)
 
     async def replace_memory(
         self,
@@ -207,38 +239,35 @@ class AsyncMemoryStore(StoreCore):
         agent_id: str | None = None,
     ) -> str:
         """See :meth:`MemoryStore.replace_memory`."""
-        await self._ready()
         uid = self._scope(user_id)
-        old_id = parse_memory_id(memory_id)
+        old_id = write.parse_memory_id(memory_id)
         old = await self.get(str(old_id), user_id=uid, agent_id=agent_id)
-        item, writer = self._replacement(old, old_id, text, metadata, importance, agent_id)
-        prepared = self._prepare(uid, [item], writer)
-        vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
-        return await self._run(
-            self._plan_replace(old_id, self._rows(prepared, vectors), agent_id), uid
-        )
+        item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
+        prepared = write.prepare(self.settings, uid, [item], writer)
+        rows = write.new_rows(prepared, await self._embed(prepared.embed_texts), self.embedder)
+        return await self._run(write.plan_replace(old_id, rows, self._writer(), agent_id), uid)
 
     async def delete_memory(
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> bool:
         """See :meth:`MemoryStore.delete_memory`."""
         uid = self._scope(user_id)
-        return await self._run(
-            self._plan_delete(uid, parse_memory_id(memory_id), self._agent(agent_id)), uid
-        )
+        return await self.run_plan(write.plan_delete(uid, memory_id, self.settings, agent_id), uid)
 
     async def clear_user_memory(self, user_id: str | None = None) -> int:
         """See :meth:`MemoryStore.clear_user_memory`."""
         uid = self._scope(user_id)
-        return await self._run(self._plan_clear(uid), uid)
+        return await self.run_plan(write.plan_clear(uid), uid)
+
+    # -- dialogue buffer --------------------------------------------------------------
 
     async def append_turn(
         self, role: str, content: str, *, user_id: str | None = None, session_id: str | None = None
     ) -> int:
         """See :meth:`MemoryStore.append_turn`."""
         uid = self._scope(user_id)
-        session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
-        return await self._run(buffer.plan_append(uid, session, role, content), uid)
+        turn = buffer.prepare_turn(role, content, session_id, self.settings)
+        return await self.run_plan(buffer.plan_append(uid, *turn), uid)
 
     async def pending_turns(
         self,
@@ -249,9 +278,8 @@ class AsyncMemoryStore(StoreCore):
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.pending_turns`."""
         uid = self._scope(user_id)
-        session = buffer.check_session_id(session_id, self.settings)
-        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
-        return await self._run(plan, uid)
+        plan = buffer.plan_pending_turns(uid, session_id, limit, self.settings)
+        return await self.run_plan(plan, uid)
 
     async def commit_compaction(
         self,
@@ -262,15 +290,16 @@ class AsyncMemoryStore(StoreCore):
         agent_id: str | None = None,
     ) -> list[str]:
         """See :meth:`MemoryStore.commit_compaction`."""
-        await self._ready()
         uid = self._scope(user_id)
-        ids = buffer.check_turn_ids(turn_ids)
-        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories], agent_id)
-        insert_plan = None
+        ids, prepared = buffer.prepare_commit(uid, turn_ids, memories, agent_id, self.settings)
+        insert = None
         if prepared.texts:
-            vectors = await asyncio.to_thread(self.embedder.embed_documents, prepared.embed_texts)
-            insert_plan = self._plan_insert(self._rows(prepared, vectors))
-        return await self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
+            vectors = await self._embed(prepared.embed_texts)
+            rows = write.new_rows(prepared, vectors, self.embedder)
+            insert = write.plan_insert(rows, self._writer())
+        return await self.run_plan(buffer.plan_commit(uid, ids, insert), uid)
+
+    # -- reads ------------------------------------------------------------------------
 
     async def search(
         self,
@@ -292,11 +321,10 @@ class AsyncMemoryStore(StoreCore):
         now: datetime | None = None,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
-        await self._ready()
         uid = self._scope(user_id)
-        text = self._check_query(query)
-        k = validate_top_k(top_k)
-        filters = self._search_filters(
+        text, k = read.check_query(query, top_k, self.settings)
+        filters = read.search_filters(
+            self.settings,
             memory_types,
             since,
             until,
@@ -307,22 +335,15 @@ class AsyncMemoryStore(StoreCore):
             agent_id,
             agent_ids,
         )
-        vector = (
-            None if full_text_only else await asyncio.to_thread(self.embedder.embed_query, text)
+        at = check_time(now, "now")
+        await self.open()
+        vector, readable = (
+            (None, 0.0)
+            if full_text_only
+            else await asyncio.to_thread(_embed_query, self.embedder, text)
         )
-        readable = (
-            0.0 if vector is None else await asyncio.to_thread(readability, self.embedder, text)
-        )
-        plan = self._plan_search(
-            uid,
-            text,
-            vector,
-            k,
-            filters,
-            track_access,
-            self.ranking,
-            readability=readable,
-            now=check_time(now, "now"),
+        plan = read.plan_search(
+            uid, text, vector, k, filters, track_access, self.ranking, readability=readable, now=at
         )
         return await self._run(plan, uid, ef_search=self.ef_search)
 
@@ -331,29 +352,7 @@ class AsyncMemoryStore(StoreCore):
     ) -> dict[str, Any] | None:
         """See :meth:`MemoryStore.get`."""
         uid = self._scope(user_id)
-        stmt = queries.get_memory(uid, parse_memory_id(memory_id), self._agent(agent_id))
-        rows = await self._run(self._plan_one(stmt), uid)
-        return memory_dict(rows[0]) if rows else None
-
-    async def history(
-        self,
-        memory_id: str | None = None,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """See :meth:`MemoryStore.history`."""
-        uid = self._scope(user_id)
-        mid = parse_memory_id(memory_id) if memory_id is not None else None
-        rows = await self._run(
-            self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
-        )
-        return [memory_dict(r) for r in rows]
-
-    async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        """See :meth:`MemoryStore.stats`."""
-        uid = self._scope(user_id) if (user_id or self._user_id) else None
-        return _stats_dict(await self._run(self._plan_stats(uid), uid), uid)
+        return await self.run_plan(read.plan_get(uid, memory_id, self.settings, agent_id), uid)
 
     async def list_memories(
         self,
@@ -367,29 +366,67 @@ class AsyncMemoryStore(StoreCore):
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.list_memories`."""
         uid = self._scope(user_id)
-        stmt = queries.list_memories(
-            uid,
-            memory_types=memory_types,
-            include_inactive=include_inactive,
-            limit=limit,
-            agent_id=self._agent(agent_id),
-            agent_ids=self._agents(agent_ids),
-        )
-        return [memory_dict(r) for r in await self._run(self._plan_one(stmt), uid)]
+        listing = (memory_types, include_inactive, limit, agent_id, agent_ids)
+        return await self.run_plan(read.plan_list(uid, self.settings, *listing), uid)
+
+    async def history(
+        self,
+        memory_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.history`."""
+        uid = self._scope(user_id)
+        plan = read.plan_history(uid, memory_id, self.settings, agent_id)
+        return await self.run_plan(plan, uid)
+
+    async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        """See :meth:`MemoryStore.stats`."""
+        uid = self._scope(user_id) if (user_id or self._user_id) else None
+        return await self.run_plan(read.plan_stats(uid), uid)
+
+    async def healthcheck(self) -> dict[str, Any]:
+        """See :meth:`MemoryStore.healthcheck`."""
+        found = await self.run_plan(setup.plan_health(), None)
+        assert self.engine is not None
+        with translate_errors():
+            async with self.engine.connect() as conn:
+                revision = await conn.run_sync(schema.current_revision)
+        head = schema.head_revision()
+        return setup.health_dict(found, revision, head, self.url, self.embedding)
+
+    # -- export / import --------------------------------------------------------------
 
     async def export_user_memory(
         self,
-        target: IO[str],
+        target: str | IO[str],
         *,
         user_id: str | None = None,
         include_inactive: bool = True,
-        with_embeddings: bool = False,
+        with_embeddings: bool = True,
     ) -> int:
-        """See :meth:`MemoryStore.export_user_memory` (an open text file only)."""
+        """See :meth:`MemoryStore.export_user_memory` (the file is written in a thread)."""
         uid = self._scope(user_id)
-        rows = await self._run(self._plan_one(queries.export_rows(uid, include_inactive)), uid)
-        for row in rows:
-            embedding = row.pop("embedding", None)
-            vec = _vector_list(embedding) if with_embeddings and embedding is not None else None
-            target.write(self._export_line(row, vec) + "\n")
-        return len(rows)
+        rows = await self.run_plan(transfer.plan_export(uid, include_inactive), uid)
+        return await asyncio.to_thread(transfer.write_lines, target, rows, with_embeddings)
+
+    async def import_user_memory(self, source: str | IO[str], *, user_id: str | None = None) -> int:
+        """See :meth:`MemoryStore.import_user_memory` (the file is read in a thread)."""
+        uid = self._scope(user_id)
+        await self.open()
+        parsed = await asyncio.to_thread(
+            transfer.read_lines, source, uid, self.settings, self.embedder
+        )
+        prepared, given = parsed
+        if not prepared.texts:
+            return 0
+        to_embed = transfer.texts_to_embed(prepared, given)
+        embedded = await self._embed(to_embed) if to_embed else np.zeros((0, 0))
+        rows = transfer.import_rows(prepared, given, embedded, self.embedder)
+        return await self._run(transfer.plan_import(rows, self.embedder.model_name), uid)
+
+
+def _embed_query(embedder: Embedder, text: str) -> tuple[np.ndarray[Any, Any], float]:
+    """The query's vector and how much of it the model reads (one worker-thread trip)."""
+    return embedder.embed_query(text), readability(embedder, text)

@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from sqlalchemy import Insert, Select, Update, func, insert, select, update
 
-from memory_pg._base import MemoryInput, Plan
 from memory_pg._validate import check_text
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument
-from memory_pg.lifecycle import user_lock_key, xact_lock_shared
+from memory_pg.plans.protocol import Plan
+from memory_pg.plans.write import MemoryInput, Prepared, prepare
+from memory_pg.sql.locks import user_lock_key, xact_lock_shared
 from memory_pg.tables import dialogue_buffer
 
 logger = logging.getLogger(__name__)
@@ -195,6 +196,25 @@ def plan_pending(
     return [dict(r) for r in rows]
 
 
+def plan_pending_turns(
+    user_id: str, session_id: object, limit: object, settings: StoreSettings
+) -> Plan[list[dict[str, Any]]]:
+    """:func:`plan_pending` of arguments validated now."""
+    return plan_pending(user_id, check_session_id(session_id, settings), check_limit(limit))
+
+
+def prepare_commit(
+    user_id: str,
+    turn_ids: object,
+    memories: Iterable[object],
+    agent_id: str | None,
+    settings: StoreSettings,
+) -> tuple[list[int], Prepared]:
+    """The turn ids of a compaction and its memories, validated, each tagged with them."""
+    ids = check_turn_ids(turn_ids)
+    return ids, prepare(settings, user_id, [as_memory_input(m, ids) for m in memories], agent_id)
+
+
 def plan_commit(
     user_id: str, turn_ids: Sequence[int], insert_plan: Plan[list[str]] | None
 ) -> Plan[list[str]]:
@@ -251,6 +271,8 @@ __all__ = [
     "plan_append",
     "plan_commit",
     "plan_pending",
+    "plan_pending_turns",
+    "prepare_commit",
     "prepare_turn",
     "select_pending",
 ]

@@ -76,7 +76,7 @@ def _from_row(row: Mapping[Any, Any]) -> RolePrivileges:
 
 def privileges(conn: Connection) -> RolePrivileges:
     """The privileges of the role ``conn`` is logged in as."""
-    from memory_pg._base import translate_errors
+    from memory_pg.plans.protocol import translate_errors
 
     with translate_errors():
         if conn.in_transaction():

@@ -1,4 +1,8 @@
-"""MemoryStore: memories as rows in PostgreSQL with pgvector (AsyncMemoryStore: async_store)."""
+"""MemoryStore: memories as rows in PostgreSQL with pgvector (AsyncMemoryStore: async_store).
+
+A thin driver: each public method validates its arguments, builds a plan
+(:mod:`memory_pg.plans`) and runs it in one transaction on a ``Connection``.
+"""
 
 from __future__ import annotations
 
@@ -7,139 +11,27 @@ import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine
 
-from memory_pg import buffer, pooling, queries, schema
-from memory_pg._base import (
-    EmbeddingInfo,
-    MemoryInput,
-    Plan,
-    Rows,
-    StoreCore,
-    T,
-    memory_dict,
-    open_text,
-    parse_memory_id,
-    redact_url,
-    split_step,
-    translate_errors,
-    validate_top_k,
-)
+from memory_pg import buffer, opening, pooling, schema
 from memory_pg._validate import check_time
-from memory_pg.config import (
-    RankingSettings,
-    StoreSettings,
-    SupersedePolicy,
-    database_url_from_env,
-    default_home,
-)
-from memory_pg.embedding import Embedder, get_embedder, readability, resolve_model_name
-from memory_pg.errors import SchemaNotReady
-from memory_pg.lifecycle import Judge
-from memory_pg.server import EmbeddedServer, sqlalchemy_url
+from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
+from memory_pg.embedding import Embedder, readability
+from memory_pg.plans import read, setup, transfer, write
+from memory_pg.plans.protocol import Plan, T, begin, materialise, split_step, translate_errors
+from memory_pg.plans.setup import EmbeddingInfo
+from memory_pg.plans.write import MemoryInput
+from memory_pg.supersession import Judge
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["MemoryInput", "MemoryStore"]
 
 
-def _engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, Any]:
-    return {
-        "pool_pre_ping": True,  # a dead connection is replaced, not handed out
-        "pool_size": 5,
-        "max_overflow": 5,
-        "pool_timeout": settings.pool_timeout_s,
-        "connect_args": {
-            # libpq waits this long for a server that accepts but never answers.
-            "connect_timeout": max(1, int(settings.connect_timeout_s)),
-            "application_name": "memory-pg",
-            # statement_timeout, prepared statements: what the pooler (if any) allows.
-            **pooling.connect_args(pooler, statement_timeout_ms=settings.statement_timeout_ms),
-        },
-    }
-
-
-def _materialize(result: Any) -> Rows:
-    rows = Rows(dict(r._mapping) for r in result) if result.returns_rows else Rows()
-    rows.rowcount = result.rowcount
-    return rows
-
-
-class _Opener:
-    """Finds the database (URL, engine or embedded server), migrates it, checks the model."""
-
-    def __init__(
-        self,
-        url: str | None,
-        engine: Engine | None,
-        home: str | os.PathLike[str] | None,
-        auto_migrate: bool | None,
-        embedding_model: str | None,
-        embedder: Embedder | None,
-        settings: StoreSettings,
-    ) -> None:
-        self.server: EmbeddedServer | None = None
-        self.owns_engine = engine is None
-        pooling.resolve(None, settings.pooler)  # a bad setting fails before a server starts
-        from_url = None
-        if engine is not None:
-            self.url = engine.url.render_as_string(hide_password=False)
-        else:
-            url = url or database_url_from_env()
-            if url is None:
-                self.server = EmbeddedServer(Path(home) if home else default_home())
-                url = self.server.start()
-                auto_migrate = True if auto_migrate is None else auto_migrate
-            url, from_url = pooling.split_url(url)
-            self.url = sqlalchemy_url(url) if "://" in url else url
-        #: What stands between the store and PostgreSQL (see :mod:`memory_pg.pooling`).
-        self.pooler = pooling.resolve(from_url, settings.pooler)
-        if engine is None:
-            engine = create_engine(self.url, **_engine_options(settings, self.pooler))
-            pooling.watch(engine, self.pooler)
-        self.engine = engine
-        self.auto_migrate = bool(auto_migrate)
-        self.embedding_model = embedding_model
-        self.embedder = embedder
-
-    def recorded_model(self) -> str | None:
-        with translate_errors(), self.engine.connect() as conn:
-            try:
-                rev = schema.current_revision(conn)
-            except Exception:
-                rev = None
-            if rev is None:
-                return None
-            row = conn.execute(queries.read_setting("embedding")).first()
-        return str(row[0]["model"]) if row else None
-
-    def ensure_schema(self, embedder: Embedder) -> None:
-        with translate_errors():
-            with self.engine.connect() as conn:
-                rev = schema.current_revision(conn)
-            if rev == schema.head_revision():
-                return
-            if not self.auto_migrate:
-                raise SchemaNotReady(
-                    f"database schema is at {rev or 'nothing'}, this memory-pg needs "
-                    f"{schema.head_revision()}: run `memory-pg migrate` "
-                    "(or pass auto_migrate=True)"
-                )
-            # Only a migration needs the dimension (to size a new vector column).
-            schema.upgrade(self.engine, embedding_dim=embedder.dimension)
-
-    def pick_embedder(self) -> Embedder:
-        if self.embedder is not None:
-            return self.embedder
-        name = self.embedding_model or self.recorded_model() or resolve_model_name(None)
-        return get_embedder(resolve_model_name(name))
-
-
-class MemoryStore(StoreCore):
+class MemoryStore:
     """Memories of many users in one PostgreSQL database, searched by meaning and words.
 
     Every call is scoped to one user: bind ``user_id`` here, or pass ``user_id=``
@@ -196,51 +88,56 @@ class MemoryStore(StoreCore):
         self.ranking = ranking or RankingSettings()
         self.supersede = supersede or SupersedePolicy()
         self.judge = judge
-        self._user_id = None if user_id is None else self._scope(user_id)
+        self._user_id = None if user_id is None else write.scope_user(user_id, None, self.settings)
         self.ef_search = ef_search
-        opener = _Opener(url, engine, home, auto_migrate, embedding_model, embedder, self.settings)
-        self._server = opener.server
-        self._owns_engine = opener.owns_engine
-        self.engine = opener.engine
+        engine_url = None if engine is None else engine.url.render_as_string(hide_password=False)
+        target = opening.locate(url, home, auto_migrate, self.settings, engine_url=engine_url)
+        self._server = target.server
+        self._owns_engine = engine is None
         #: ``auto``, ``none``, ``session`` or ``transaction``: see :mod:`memory_pg.pooling`.
-        self.pooler = opener.pooler
+        self.pooler = target.pooler
+        if engine is None:
+            engine = create_engine(target.url, **opening.engine_options(self.settings, self.pooler))
+            pooling.watch(engine, self.pooler)
+        self.engine = engine
         try:
-            self.embedder = opener.pick_embedder()
-            opener.ensure_schema(self.embedder)
-            self.embedding: EmbeddingInfo = self._run(self._plan_embedding_check(), None)
+            with translate_errors(), self.engine.connect() as conn:
+                revision, recorded = opening.read_state(conn)
+            self.embedder = opening.pick_embedder(embedder, embedding_model, recorded)
+            if opening.needs_migration(revision, target.auto_migrate):
+                # Only a migration needs the dimension (to size a new vector column).
+                with translate_errors():
+                    schema.upgrade(self.engine, embedding_dim=self.embedder.dimension)
+            plan = setup.plan_embedding_check(self.embedder)
+            self.embedding: EmbeddingInfo = self.run_plan(plan, None)
         except BaseException:
             self.close()
             raise
-        self.url = redact_url(opener.url)
+        self.url = opening.redact_url(target.url)
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> MemoryStore:
         """A store configured by ``MEMORY_PG_*`` environment variables, like the CLI."""
-        pooler = os.environ.get("MEMORY_PG_POOLER")
-        if pooler and "settings" not in kwargs:
-            kwargs["settings"] = StoreSettings(pooler=pooler)
-        kwargs.setdefault("embedding_model", os.environ.get("MEMORY_PG_EMBEDDING_MODEL"))
-        kwargs.setdefault("home", os.environ.get("MEMORY_PG_HOME"))
-        kwargs.setdefault("user_id", os.environ.get("MEMORY_PG_USER_ID"))
-        return cls(**kwargs)
+        return cls(**opening.env_kwargs(kwargs))
 
     # -- plumbing -------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _transaction(
-        self, user_id: str | None, conn: Connection | None, ef_search: int | None = None
+        self, user_id: str | None, conn: Connection | None, ef_search: int | None
     ) -> Iterator[Connection]:
+        first = begin(user_id, self.settings, self.pooler, ef_search)
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.
-                conn.execute(self._set_tenant(user_id, ef_search))
+                conn.execute(first)
                 yield conn
                 return
             with self.engine.begin() as own:
-                own.execute(self._set_tenant(user_id, ef_search))
+                own.execute(first)
                 yield own
 
-    def _run(
+    def run_plan(
         self,
         plan: Plan[T],
         user_id: str | None,
@@ -248,19 +145,24 @@ class MemoryStore(StoreCore):
         *,
         ef_search: int | None = None,
     ) -> T:
-        """Run a plan in one transaction (the caller's ``conn`` if given) as ``user_id``;
-        ``ef_search`` also sets the HNSW settings of a search (:func:`queries.set_tenant`)."""
+        """Run a plan (:mod:`memory_pg.plans`) in one transaction as ``user_id``.
+
+        The transaction is the caller's ``conn`` if given (joined, not committed);
+        ``ef_search`` also sets a search's HNSW settings in its first statement.
+        This is how jobs and tools reach the database through a store; the other
+        methods are this with a plan built from their arguments.
+        """
         with self._transaction(user_id, conn, ef_search) as c:
             try:
                 step = next(plan)
                 while True:
-                    step = plan.send(_materialize(c.execute(*split_step(step))))
+                    step = plan.send(materialise(c.execute(*split_step(step))))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Close the pool this store opened and let go of the embedded server."""
-        if getattr(self, "_owns_engine", False):
+        if getattr(self, "_owns_engine", False) and hasattr(self, "engine"):
             self.engine.dispose()
         if getattr(self, "_server", None) is not None:
             assert self._server is not None
@@ -277,6 +179,15 @@ class MemoryStore(StoreCore):
     def user_id(self) -> str | None:
         """The tenant bound on this store, if any."""
         return self._user_id
+
+    def _scope(self, user_id: str | None) -> str:
+        return write.scope_user(user_id, self._user_id, self.settings)
+
+    def _writer(self) -> write.Writer:
+        return write.Writer(self.embedder.model_name, self.supersede, self.judge)
+
+    def _vectors(self, prepared: write.Prepared) -> np.ndarray[Any, Any]:
+        return self.embedder.embed_documents(prepared.embed_texts)
 
     # -- writes -----------------------------------------------------------------------
 
@@ -338,12 +249,11 @@ class MemoryStore(StoreCore):
         (a ``dialogue`` memory). Either every item is valid and all are stored, or
         a typed error names the first bad one and nothing is stored.
         """
-        prepared = self._prepare(user_id, items, agent_id)
+        prepared = write.prepare(self.settings, self._scope(user_id), items, agent_id)
         if not prepared.texts:
             return []
-        vectors = self.embedder.embed_documents(prepared.embed_texts)
-        rows = self._rows(prepared, vectors)
-        return self._run(self._plan_insert(rows), prepared.user_id, conn)
+        rows = write.new_rows(prepared, self._vectors(prepared), self.embedder)
+        return self.run_plan(write.plan_insert(rows, self._writer()), prepared.user_id, conn)
 
     def replace_memory(
         self,
@@ -364,26 +274,25 @@ class MemoryStore(StoreCore):
         if it is no longer current.
         """
         uid = self._scope(user_id)
-        old_id = parse_memory_id(memory_id)
+        old_id = write.parse_memory_id(memory_id)
         old = self.get(str(old_id), user_id=uid, agent_id=agent_id)
-        item, writer = self._replacement(old, old_id, text, metadata, importance, agent_id)
-        prepared = self._prepare(uid, [item], writer)
-        rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
-        return self._run(self._plan_replace(old_id, rows, agent_id), uid)
+        item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
+        prepared = write.prepare(self.settings, uid, [item], writer)
+        rows = write.new_rows(prepared, self._vectors(prepared), self.embedder)
+        return self.run_plan(write.plan_replace(old_id, rows, self._writer(), agent_id), uid)
 
     def delete_memory(
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> bool:
         """Erase one memory and its history for good; False if there was none."""
         uid = self._scope(user_id)
-        return self._run(
-            self._plan_delete(uid, parse_memory_id(memory_id), self._agent(agent_id)), uid
-        )
+        plan = write.plan_delete(uid, memory_id, self.settings, agent_id)
+        return self.run_plan(plan, uid)
 
     def clear_user_memory(self, user_id: str | None = None) -> int:
         """Erase every memory, buffered turn and history event of a user; returns memories gone."""
         uid = self._scope(user_id)
-        return self._run(self._plan_clear(uid), uid)
+        return self.run_plan(write.plan_clear(uid), uid)
 
     # -- dialogue buffer --------------------------------------------------------------
 
@@ -397,7 +306,7 @@ class MemoryStore(StoreCore):
         """
         uid = self._scope(user_id)
         session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
-        return self._run(buffer.plan_append(uid, session, role, content), uid)
+        return self.run_plan(buffer.plan_append(uid, session, role, content), uid)
 
     def pending_turns(
         self,
@@ -408,9 +317,7 @@ class MemoryStore(StoreCore):
     ) -> list[dict[str, Any]]:
         """Turns not yet compacted, oldest first: dicts with id, session_id, role, content."""
         uid = self._scope(user_id)
-        session = buffer.check_session_id(session_id, self.settings)
-        plan = buffer.plan_pending(uid, session, buffer.check_limit(limit))
-        return self._run(plan, uid)
+        return self.run_plan(buffer.plan_pending_turns(uid, session_id, limit, self.settings), uid)
 
     def commit_compaction(
         self,
@@ -429,13 +336,12 @@ class MemoryStore(StoreCore):
         records the turns it came from in ``metadata["source_turns"]``.
         """
         uid = self._scope(user_id)
-        ids = buffer.check_turn_ids(turn_ids)
-        prepared = self._prepare(uid, [buffer.as_memory_input(m, ids) for m in memories], agent_id)
+        ids, prepared = buffer.prepare_commit(uid, turn_ids, memories, agent_id, self.settings)
         insert_plan = None
         if prepared.texts:
-            rows = self._rows(prepared, self.embedder.embed_documents(prepared.embed_texts))
-            insert_plan = self._plan_insert(rows)
-        return self._run(buffer.plan_commit(uid, ids, insert_plan), uid)
+            rows = write.new_rows(prepared, self._vectors(prepared), self.embedder)
+            insert_plan = write.plan_insert(rows, self._writer())
+        return self.run_plan(buffer.plan_commit(uid, ids, insert_plan), uid)
 
     # -- reads ------------------------------------------------------------------------
 
@@ -497,9 +403,9 @@ class MemoryStore(StoreCore):
         the bundled all-MiniLM-L6-v2, whose vocabulary has no Chinese words).
         """
         uid = self._scope(user_id)
-        text = self._check_query(query)
-        k = validate_top_k(top_k)
-        filters = self._search_filters(
+        text, k = read.check_query(query, top_k, self.settings)
+        filters = read.search_filters(
+            self.settings,
             memory_types,
             since,
             until,
@@ -511,7 +417,9 @@ class MemoryStore(StoreCore):
             agent_ids,
         )
         vector = None if full_text_only else self.embedder.embed_query(text)
-        plan = self._plan_search(
+        # Without a query vector the vector leg has nothing to read.
+        readable = 0.0 if vector is None else readability(self.embedder, text)
+        plan = read.plan_search(
             uid,
             text,
             vector,
@@ -519,24 +427,17 @@ class MemoryStore(StoreCore):
             filters,
             track_access,
             self.ranking,
-            # Without a query vector the vector leg has nothing to read.
-            readability=0.0 if vector is None else readability(self.embedder, text),
+            readability=readable,
             now=check_time(now, "now"),
         )
-        return self._run(plan, uid, ef_search=self.ef_search)
+        return self.run_plan(plan, uid, ef_search=self.ef_search)
 
     def get(
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> dict[str, Any] | None:
         """One memory of the user by id (current or not), or None."""
         uid = self._scope(user_id)
-        rows = self._run(
-            self._plan_one(
-                queries.get_memory(uid, parse_memory_id(memory_id), self._agent(agent_id))
-            ),
-            uid,
-        )
-        return memory_dict(rows[0]) if rows else None
+        return self.run_plan(read.plan_get(uid, memory_id, self.settings, agent_id), uid)
 
     def list_memories(
         self,
@@ -550,15 +451,10 @@ class MemoryStore(StoreCore):
     ) -> list[dict[str, Any]]:
         """A user's memories, newest first (superseded ones only if asked)."""
         uid = self._scope(user_id)
-        stmt = queries.list_memories(
-            uid,
-            memory_types=memory_types,
-            include_inactive=include_inactive,
-            limit=limit,
-            agent_id=self._agent(agent_id),
-            agent_ids=self._agents(agent_ids),
+        plan = read.plan_list(
+            uid, self.settings, memory_types, include_inactive, limit, agent_id, agent_ids
         )
-        return [memory_dict(r) for r in self._run(self._plan_one(stmt), uid)]
+        return self.run_plan(plan, uid)
 
     def history(
         self,
@@ -569,13 +465,7 @@ class MemoryStore(StoreCore):
     ) -> list[dict[str, Any]]:
         """Lifecycle events (added, superseded, merged, expired, deleted) oldest first."""
         uid = self._scope(user_id)
-        mid = parse_memory_id(memory_id) if memory_id is not None else None
-        return [
-            memory_dict(r)
-            for r in self._run(
-                self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
-            )
-        ]
+        return self.run_plan(read.plan_history(uid, memory_id, self.settings, agent_id), uid)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """Counts per memory type, for one user or (with no user) the whole database.
@@ -586,15 +476,15 @@ class MemoryStore(StoreCore):
                 security would show it nothing, and the counts would read 0.
         """
         uid = self._scope(user_id) if (user_id or self._user_id) else None
-        rows = self._run(self._plan_stats(uid), uid)
-        return _stats_dict(rows, uid)
+        return self.run_plan(read.plan_stats(uid), uid)
 
     def healthcheck(self) -> dict[str, Any]:
         """Connection, pgvector version, schema revision and embedding model, as a dict."""
-        rows = self._run(self._plan_one(queries.health()), None)
+        found = self.run_plan(setup.plan_health(), None)
         with translate_errors(), self.engine.connect() as conn:
             revision = schema.current_revision(conn)
-        return _health_dict(rows[0], revision, self)
+        head = schema.head_revision()
+        return setup.health_dict(found, revision, head, self.url, self.embedding)
 
     # -- export / import --------------------------------------------------------------
 
@@ -608,16 +498,8 @@ class MemoryStore(StoreCore):
     ) -> int:
         """Write a user's memories as JSON lines (a path or a text file); returns the count."""
         uid = self._scope(user_id)
-        rows = self._run(self._plan_one(queries.export_rows(uid, include_inactive)), uid)
-        fh, close = open_text(target, "w")
-        try:
-            for row in rows:
-                vec = _vector_list(row.pop("embedding")) if with_embeddings else None
-                fh.write(self._export_line(row, vec) + "\n")
-        finally:
-            if close:
-                fh.close()
-        return len(rows)
+        rows = self.run_plan(transfer.plan_export(uid, include_inactive), uid)
+        return transfer.write_lines(target, rows, with_embeddings)
 
     def import_user_memory(self, source: str | IO[str], *, user_id: str | None = None) -> int:
         """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
@@ -628,47 +510,11 @@ class MemoryStore(StoreCore):
         skipped. All or nothing: a damaged line raises
         :class:`~memory_pg.errors.InvalidImport` naming it.
         """
-        fh, close = open_text(source, "r")
-        try:
-            prepared, given = self._parse_import(user_id, fh)
-        finally:
-            if close:
-                fh.close()
+        uid = self._scope(user_id)
+        prepared, given = transfer.read_lines(source, uid, self.settings, self.embedder)
         if not prepared.texts:
             return 0
-        to_embed = [t for t, v in zip(prepared.embed_texts, given, strict=True) if v is None]
+        to_embed = transfer.texts_to_embed(prepared, given)
         embedded = self.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
-        rows = self._import_rows(prepared, given, embedded)
-        return self._run(self._plan_import(rows), prepared.user_id)
-
-
-def _vector_list(value: Any) -> list[float]:
-    return [float(x) for x in np.asarray(value, dtype=np.float32).tolist()]
-
-
-def _stats_dict(rows: Rows, user_id: str | None) -> dict[str, Any]:
-    by_type = {
-        r["memory_type"]: {"current": r["current"], "superseded": r["superseded"]} for r in rows
-    }
-    return {
-        "user_id": user_id,
-        "memories": sum(v["current"] for v in by_type.values()),
-        "superseded": sum(v["superseded"] for v in by_type.values()),
-        "by_type": by_type,
-    }
-
-
-def _health_dict(
-    row: Mapping[str, Any], revision: str | None, store: MemoryStore
-) -> dict[str, Any]:
-    head = schema.head_revision()
-    return {
-        "ok": row["vector_version"] is not None and revision == head,
-        "database": store.url,
-        "server_version": row["server_version"],
-        "vector_extension": row["vector_version"],
-        "revision": revision,
-        "head_revision": head,
-        "embedding_model": store.embedding.model,
-        "embedding_dimension": store.embedding.dimension,
-    }
+        rows = transfer.import_rows(prepared, given, embedded, self.embedder)
+        return self.run_plan(transfer.plan_import(rows, self.embedder.model_name), uid)

@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from memory_pg.errors import InvalidArgument
+from memory_pg.plans.write import scope_user
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ class _WrapperBase:
             compactor = AsyncMemoryCompactor() if self._is_async else MemoryCompactor()
         self.compactor = compactor
         # The store's own rule: the given user, else the one bound on the store.
-        self.user_id: str = store._scope(user_id)
+        self.user_id: str = scope_user(user_id, store.user_id, store.settings)
         # A fresh id per conversation unless the caller resumes one.
         self.session_id: str = session_id or uuid.uuid4().hex
         self.recent_window = _check_count(recent_window, "recent_window", 0)
