@@ -28,7 +28,6 @@ from memory_pg.sql.locks import session_unlock, try_session_lock
 logger = logging.getLogger(__name__)
 
 
-
 @dataclass
 class ForgetReport:
     """What one ``forget`` run did (or, dry, would do).

@@ -13,7 +13,6 @@ from sqlalchemy import (
 logger = logging.getLogger(__name__)
 
 
-
 # -- locks --------------------------------------------------------------------------
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ParamSpec
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
@@ -46,6 +47,7 @@ from memory_pg.tables import memories
 from memory_pg.timespan import find_timespan
 
 m = memories
+P = ParamSpec("P")
 
 
 class _QueryVector(Vector):
@@ -320,19 +322,19 @@ def search_statement(
     return build_search(shape), values
 
 
-def search_memories(
-    user_id: str,
-    query_text: str,
-    query_vector: np.ndarray[Any, Any] | None,
-    *,
-    top_k: int,
-    filters: SearchFilters,
-    ranking: RankingSettings | None = None,
-    touch: bool = False,
-    readability: float = 1.0,
-    now: datetime | None = None,
-) -> Select[Any]:
-    """Hybrid search in one statement: candidates, fusion and the final score.
+def _with_values(
+    build: Callable[P, tuple[Select[Any], dict[str, Any]]],
+) -> Callable[P, Select[Any]]:
+    def bound(*args: P.args, **kwargs: P.kwargs) -> Select[Any]:
+        stmt, values = build(*args, **kwargs)
+        return stmt.params(values)
+
+    return bound
+
+
+#: Hybrid search in one statement (:func:`search_statement`'s, values bound).
+search_memories = _with_values(search_statement)
+search_memories.__doc__ = """Hybrid search in one statement: candidates, fusion and the final score.
 
     With ``touch``, the same statement also records the use of the rows it returns
     (``access_count + 1``, ``last_accessed_at = now()``) in a data-modifying CTE:
@@ -349,18 +351,6 @@ def search_memories(
     ``compile()``. Binding copies the statement: where searches are frequent, run
     :func:`search_statement`'s shared statement with its values instead.
     """
-    stmt, values = search_statement(
-        user_id,
-        query_text,
-        query_vector,
-        top_k=top_k,
-        filters=filters,
-        ranking=ranking,
-        touch=touch,
-        readability=readability,
-        now=now,
-    )
-    return stmt.params(values)
 
 
 @functools.lru_cache(maxsize=64)
