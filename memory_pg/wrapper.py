@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
+from memory_pg._validate import check_agent_id
 from memory_pg.errors import InvalidArgument
 from memory_pg.plans.write import scope_user
 
@@ -253,7 +254,7 @@ class MemoryWrapper(_WrapperBase):
             background,
             top_k,
         )
-        self.agent_id = self.store._agent(agent_id)
+        self.agent_id = check_agent_id(agent_id, self.store.settings)
         self._lock = threading.Lock()  # one compaction at a time in this process
         self._executor: ThreadPoolExecutor | None = None
         self._future: Future[list[str]] | None = None
@@ -387,7 +388,7 @@ class AsyncMemoryWrapper(_WrapperBase):
             background,
             top_k,
         )
-        self.agent_id = self.store._agent(agent_id)
+        self.agent_id = check_agent_id(agent_id, self.store.settings)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[list[str]] | None = None
 
