@@ -38,10 +38,12 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, create_engine, text
 
-from memory_pg import queries, schema
+from memory_pg import schema
 from memory_pg.config import ForgetPolicy
-from memory_pg.lifecycle import forget
+from memory_pg.jobs.forget import forget
 from memory_pg.server import EmbeddedServer
+from memory_pg.sql import search as sql_search
+from memory_pg.sql import setup as sql_setup
 
 LOAD = text(
     """
@@ -95,14 +97,16 @@ def search_loop(
 ) -> None:
     """Search one random user after another until ``stop``; latencies (ms) go to ``out``."""
     rng = np.random.default_rng(1)
-    filters = queries.SearchFilters()
+    filters = sql_search.SearchFilters()
     while not stop.is_set():
         user = "user" + str(int(rng.integers(users)))
         vector = rng.standard_normal(dim).astype(np.float32)
-        stmt = queries.search_memories(user, "synthetic memory", vector, top_k=5, filters=filters)
+        stmt = sql_search.search_memories(
+            user, "synthetic memory", vector, top_k=5, filters=filters
+        )
         started = time.perf_counter()
         with engine.begin() as conn:
-            conn.execute(queries.set_tenant(user, 100))
+            conn.execute(sql_setup.set_tenant(user, 100))
             conn.execute(stmt).all()
         out.append((time.perf_counter() - started) * 1000)
 

@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from memory_pg.config import RankingSettings  # noqa: E402
-from memory_pg.queries import SearchFilters  # noqa: E402
+from memory_pg.plans import read  # noqa: E402
+from memory_pg.sql.search import SearchFilters  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
 DEFAULT_DATA = REPO / ".." / "shared" / "bench" / "locomo_dev.json"
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         base = replace(base, candidates=args.candidates)
     if args.rrf_k is not None:
         base = replace(base, rrf_k=args.rrf_k)
-    takes_now = "now" in inspect.signature(store._plan_search).parameters
+    takes_now = "now" in inspect.signature(read.plan_search).parameters
     names = args.variants.split(",")
     variants = {name: variant(name, base) for name in names}
     results: dict[str, list[tuple[int, dict[int, float]]]] = defaultdict(list)
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, ranking in variants.items():
                     # The query is embedded once and shared by every variant: only the
                     # ranking differs, and the timing is the database round trip alone.
-                    plan = store._plan_search(
+                    plan = read.plan_search(
                         user,
                         question,
                         qv,
@@ -324,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                         **({"now": asked} if takes_now else {}),
                     )
                     t0 = time.perf_counter()
-                    hits = store._run(plan, user, ef_search=store.ef_search)
+                    hits = store.run_plan(plan, user, ef_search=store.ef_search)
                     timings[name].append(time.perf_counter() - t0)
                     found = [h["metadata"]["dia_ids"] for h in hits]
                     results[name].append(

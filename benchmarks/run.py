@@ -328,11 +328,11 @@ def run_scenario(
 
 
 def forget_benchmark(system: MemoryPg, fraction: float = 0.1) -> dict[str, Any]:
-    """``memory_pg.lifecycle.forget`` over what is loaded, with ``fraction`` of it expired."""
+    """``memory_pg.jobs.forget.forget`` over what is loaded, with ``fraction`` of it expired."""
     try:
-        from memory_pg.lifecycle import forget
+        from memory_pg.jobs.forget import forget
     except ImportError:
-        return {"status": "pending", "why": "memory_pg.lifecycle.forget is not in this checkout"}
+        return {"status": "pending", "why": "memory_pg.jobs.forget.forget is not in this checkout"}
     from sqlalchemy import text
 
     engine = system.store.engine

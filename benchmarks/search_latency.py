@@ -27,7 +27,9 @@ from sqlalchemy import text
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from memory_pg import queries  # noqa: E402
+from memory_pg.sql import core as sql_core  # noqa: E402
+from memory_pg.sql import search as sql_search  # noqa: E402
+from memory_pg.sql import setup as sql_setup  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
 FILL = text(
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         with store.engine.begin() as c:
-            c.execute(queries.set_tenant(user))
+            c.execute(sql_setup.set_tenant(user))
             have = c.execute(
                 text("SELECT count(*) FROM memory_pg_memories WHERE user_id = :u"), {"u": user}
             ).scalar_one()
@@ -99,19 +101,19 @@ def main(argv: list[str] | None = None) -> int:
             v = rng.standard_normal(dim).astype(np.float32)
             v /= np.linalg.norm(v)
             words = " ".join(f"w{int(rng.random() ** 3 * 20000)}" for _ in range(3))
-            stmt = queries.search_memories(
+            stmt = sql_search.search_memories(
                 user,
                 words,
                 v,
                 top_k=10,
-                filters=queries.SearchFilters(),
+                filters=sql_search.SearchFilters(),
                 ranking=store.ranking,
             )
             with store.engine.begin() as c:
-                c.execute(queries.set_tenant(user, store.ef_search))
+                c.execute(sql_setup.set_tenant(user, store.ef_search))
                 compiled = stmt.compile(dialect=c.dialect)
                 params: dict[str, Any] = dict(compiled.params)
-                params["query_vector"] = queries.vector_literal(v)
+                params["query_vector"] = sql_core.vector_literal(v)
                 t1 = time.perf_counter()
                 c.exec_driver_sql(str(compiled), params).fetchall()
                 trip_ms.append(1000 * (time.perf_counter() - t1))
@@ -122,18 +124,18 @@ def main(argv: list[str] | None = None) -> int:
                 exec_ms.append(row[0]["Execution Time"])
             # What the store runs: the same search recording the use of its results in
             # the same statement (a data-modifying CTE), in its own committed transaction.
-            with_touch = queries.search_memories(
+            with_touch = sql_search.search_memories(
                 user,
                 words,
                 v,
                 top_k=10,
-                filters=queries.SearchFilters(),
+                filters=sql_search.SearchFilters(),
                 ranking=store.ranking,
                 touch=True,
             )
             t1 = time.perf_counter()
             with store.engine.begin() as c:
-                c.execute(queries.set_tenant(user, store.ef_search))
+                c.execute(sql_setup.set_tenant(user, store.ef_search))
                 c.execute(with_touch).fetchall()
             touch_ms.append(1000 * (time.perf_counter() - t1))
 
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if not args.keep:
             with store.engine.begin() as c:
-                c.execute(queries.set_tenant(user))
+                c.execute(sql_setup.set_tenant(user))
                 c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
     finally:
         store.close()

@@ -51,10 +51,13 @@ def main() -> None:
 
     from sqlalchemy import text
 
-    from memory_pg import queries
     from memory_pg.config import SupersedePolicy
     from memory_pg.embedding import get_embedder
-    from memory_pg.store import MemoryStore, _materialize
+    from memory_pg.plans.protocol import materialise
+    from memory_pg.sql import core as sql_core
+    from memory_pg.sql import search as sql_search
+    from memory_pg.sql import setup as sql_setup
+    from memory_pg.store import MemoryStore
 
     real = get_embedder("all-MiniLM-L6-v2")
     pool = make_texts(min(args.pool, args.size))
@@ -83,12 +86,12 @@ def main() -> None:
             )
 
             def statement(user: str, query: str, vector: Any) -> Any:
-                return queries.search_statement(
+                return sql_search.search_statement(
                     user,
                     query,
                     vector,
                     top_k=10,
-                    filters=queries.SearchFilters(),
+                    filters=sql_search.SearchFilters(),
                     ranking=store.ranking,
                     touch=True,
                 )
@@ -117,9 +120,9 @@ def main() -> None:
                 conn = store.engine.connect()
                 t1 = time.perf_counter()
                 tx = conn.begin()
-                conn.execute(queries.set_tenant(user, store.ef_search))
+                conn.execute(sql_setup.set_tenant(user, store.ef_search))
                 t2 = time.perf_counter()
-                _materialize(conn.execute(stmt, values))
+                materialise(conn.execute(stmt, values))
                 t3 = time.perf_counter()
                 tx.commit()
                 conn.close()
@@ -134,10 +137,10 @@ def main() -> None:
 
                 with store.engine.connect() as conn:
                     tx = conn.begin()
-                    conn.execute(queries.set_tenant(user, store.ef_search))
+                    conn.execute(sql_setup.set_tenant(user, store.ef_search))
                     compiled = stmt.compile(dialect=conn.dialect)
                     params = compiled.construct_params(values)
-                    params["query_vector"] = queries.vector_literal(vector)
+                    params["query_vector"] = sql_core.vector_literal(vector)
                     plan = conn.exec_driver_sql(
                         "EXPLAIN (ANALYZE, FORMAT JSON) " + str(compiled), params
                     ).scalar_one()

@@ -233,18 +233,18 @@ class MemoryPg:
 
     @contextlib.contextmanager
     def _tx(self, user: str, ef_search: int) -> Iterator[Any]:
-        from memory_pg import queries
+        from memory_pg.sql import setup as sql_setup
 
         with self.store.engine.begin() as conn:
-            conn.execute(queries.set_tenant(user, ef_search))  # as the store does
+            conn.execute(sql_setup.set_tenant(user, ef_search))  # as the store does
             yield conn
 
     def sql_hybrid(self, user: str, query: str, vector: np.ndarray) -> list[Any]:
         """The search statement alone (what the store sends), with a precomputed vector."""
-        from memory_pg import queries
+        from memory_pg.sql import search as sql_search
 
-        stmt = queries.search_memories(
-            user, query, vector, top_k=10, filters=queries.SearchFilters()
+        stmt = sql_search.search_memories(
+            user, query, vector, top_k=10, filters=sql_search.SearchFilters()
         )
         with self._tx(user, self.store.ef_search) as conn:
             return [r.id for r in conn.execute(stmt)]
@@ -260,10 +260,10 @@ class MemoryPg:
         """
         from sqlalchemy import bindparam, func, select, text
 
-        from memory_pg import queries
+        from memory_pg.sql import search as sql_search
         from memory_pg.tables import memories as m
 
-        conds = queries.filter_conditions(user, queries.SearchFilters())
+        conds = sql_search.filter_conditions(user, sql_search.SearchFilters())
         if strategy == "hnsw":
             conds[0] = func.concat(m.c.user_id, "") == user
         qvec = bindparam("qv", vector, type_=m.c.embedding.type)
@@ -278,12 +278,13 @@ class MemoryPg:
         """The search's full-text leg alone (same filters, BM25 and candidate count)."""
         from sqlalchemy import select
 
-        from memory_pg import queries
         from memory_pg._segment import term_queries
+        from memory_pg.sql import lexical as sql_lexical
+        from memory_pg.sql import search as sql_search
 
-        conds = queries.filter_conditions(user, queries.SearchFilters())
+        conds = sql_search.filter_conditions(user, sql_search.SearchFilters())
         en_any, en_own, cjk_any, cjk_own = term_queries(query)
-        leg = queries._lexical_leg(conds, bool(en_any), bool(cjk_any), self.store.ranking)
+        leg = sql_lexical.lexical_leg(conds, bool(en_any), bool(cjk_any), self.store.ranking)
         stmt = select(leg.c.id).order_by(leg.c.rank)
         words = {"lex_en_any": en_any, "lex_en_own": en_own}
         words.update(lex_cjk_any=cjk_any, lex_cjk_own=cjk_own)
@@ -294,10 +295,10 @@ class MemoryPg:
         """Which index the planner uses for the vector leg (first plan lines)."""
         from sqlalchemy import bindparam, select
 
-        from memory_pg import queries
+        from memory_pg.sql import search as sql_search
         from memory_pg.tables import memories as m
 
-        conds = queries.filter_conditions(user, queries.SearchFilters())
+        conds = sql_search.filter_conditions(user, sql_search.SearchFilters())
         qvec = bindparam("qv", vector, type_=m.c.embedding.type)
         stmt = select(m.c.id).where(*conds).order_by(m.c.embedding.cosine_distance(qvec))
         compiled = stmt.limit(10).compile(self.store.engine)

@@ -6,7 +6,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memory_pg._base import MemoryInput
     from memory_pg.async_store import AsyncMemoryStore
     from memory_pg.compaction import AsyncMemoryCompactor, CompactedMemory, MemoryCompactor
     from memory_pg.config import LLMSettings, RankingSettings, StoreSettings
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
         UnknownMemoryType,
     )
     from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
+    from memory_pg.plans.write import MemoryInput
     from memory_pg.retrieval import AsyncMemoryRetriever, MemoryRetriever, RetrievalSettings
     from memory_pg.store import MemoryStore
     from memory_pg.wrapper import AsyncMemoryWrapper, HermesMemoryWrapper, MemoryWrapper
@@ -35,7 +35,7 @@ __version__ = "0.1.0"
 # (Alembic's env, ``memory-pg migrate``) or ``memory_pg.errors`` then loads only
 # what it needs, not the stores, numpy and the Chinese segmenter.
 _HOMES: dict[str, str] = {
-    "MemoryInput": "memory_pg._base",
+    "MemoryInput": "memory_pg.plans.write",
     "AsyncMemoryStore": "memory_pg.async_store",
     "AsyncMemoryCompactor": "memory_pg.compaction",
     "CompactedMemory": "memory_pg.compaction",

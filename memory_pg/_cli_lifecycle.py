@@ -168,7 +168,7 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg forget``: prints a JSON report; a run that finds the lock taken exits 0."""
-    from memory_pg.lifecycle import forget
+    from memory_pg.jobs.forget import forget
 
     policy = ForgetPolicy(
         max_age_days=args.max_age_days,
@@ -192,7 +192,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_consolidate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg consolidate``: summaries by the LLM when configured, else the offline merge."""
     from memory_pg.config import LLMSettings
-    from memory_pg.consolidation import Summarize, consolidate, llm_summarizer
+    from memory_pg.jobs.consolidate import Summarize, consolidate, llm_summarizer
 
     summarize: Summarize | None = None
     llm_settings = None if args.offline or args.dry_run else LLMSettings.from_env()
@@ -234,7 +234,7 @@ def cmd_erase(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_reembed(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg reembed --model NAME``: progress on stderr, report on stdout."""
     from memory_pg.embedding import get_embedder, resolve_model_name
-    from memory_pg.reembed import reembed, stderr_progress
+    from memory_pg.jobs.reembed import reembed, stderr_progress
 
     if not args.model:
         print("memory-pg: --model is required (or MEMORY_PG_REEMBED_MODEL)", file=sys.stderr)

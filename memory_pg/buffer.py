@@ -13,24 +13,20 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Insert, Select, Update, func, insert, select, update
-
-from memory_pg._base import MemoryInput, Plan
 from memory_pg._validate import check_text
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument
-from memory_pg.lifecycle import user_lock_key, xact_lock_shared
-from memory_pg.tables import dialogue_buffer
+from memory_pg.plans.protocol import Plan
+from memory_pg.plans.write import MemoryInput, Prepared, prepare
+from memory_pg.sql.buffer import consume_turns, insert_turn, lock_unconsumed, select_pending
+from memory_pg.sql.locks import user_lock_key, xact_lock_shared
 
 logger = logging.getLogger(__name__)
 
-b = dialogue_buffer
 
 #: Roles a buffered turn may have (the table's check constraint says the same).
 ROLES = ("user", "assistant", "system", "tool")
 
-#: Columns a caller sees for a buffered turn.
-TURN_COLUMNS = (b.c.id, b.c.session_id, b.c.role, b.c.content, b.c.created_at)
 
 #: Metadata key under which a compacted memory records the turns it came from.
 SOURCE_TURNS_KEY = "source_turns"
@@ -119,54 +115,6 @@ def as_memory_input(item: object, turn_ids: Sequence[int]) -> object:
     return dataclasses.replace(item, metadata=metadata)
 
 
-# -- statements -------------------------------------------------------------------
-
-
-def insert_turn(user_id: str, session_id: str | None, role: str, content: str) -> Insert:
-    """Buffer one turn; returns its id."""
-    return (
-        insert(b)
-        .values(user_id=user_id, session_id=session_id, role=role, content=content)
-        .returning(b.c.id)
-    )
-
-
-def select_pending(user_id: str, session_id: str | None, limit: int | None) -> Select[Any]:
-    """Unconsumed turns of a user (optionally one session), oldest first."""
-    stmt = select(*TURN_COLUMNS).where(b.c.user_id == user_id, b.c.consumed_at.is_(None))
-    if session_id is not None:
-        stmt = stmt.where(b.c.session_id == session_id)
-    stmt = stmt.order_by(b.c.id)
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return stmt
-
-
-def lock_unconsumed(user_id: str, turn_ids: Sequence[int]) -> Select[Any]:
-    """Lock the given turns that are still unconsumed.
-
-    A second worker committing the same turns waits here; when the first commits,
-    PostgreSQL re-checks ``consumed_at IS NULL`` on the new row version and the
-    second worker sees the turns gone.
-    """
-    return (
-        select(b.c.id)
-        .where(b.c.user_id == user_id, b.c.id.in_(list(turn_ids)), b.c.consumed_at.is_(None))
-        .order_by(b.c.id)
-        .with_for_update()
-    )
-
-
-def consume_turns(user_id: str, turn_ids: Sequence[int]) -> Update:
-    """Mark turns consumed, only those still unconsumed; returns the ids marked."""
-    return (
-        update(b)
-        .where(b.c.user_id == user_id, b.c.id.in_(list(turn_ids)), b.c.consumed_at.is_(None))
-        .values(consumed_at=func.now())
-        .returning(b.c.id)
-    )
-
-
 # -- plans --------------------------------------------------------------------------
 
 
@@ -183,6 +131,25 @@ def plan_pending(
     """The pending turns as plain dicts."""
     rows = yield select_pending(user_id, session_id, limit)
     return [dict(r) for r in rows]
+
+
+def plan_pending_turns(
+    user_id: str, session_id: object, limit: object, settings: StoreSettings
+) -> Plan[list[dict[str, Any]]]:
+    """:func:`plan_pending` of arguments validated now."""
+    return plan_pending(user_id, check_session_id(session_id, settings), check_limit(limit))
+
+
+def prepare_commit(
+    user_id: str,
+    turn_ids: object,
+    memories: Iterable[object],
+    agent_id: str | None,
+    settings: StoreSettings,
+) -> tuple[list[int], Prepared]:
+    """The turn ids of a compaction and its memories, validated, each tagged with them."""
+    ids = check_turn_ids(turn_ids)
+    return ids, prepare(settings, user_id, [as_memory_input(m, ids) for m in memories], agent_id)
 
 
 def plan_commit(
@@ -234,12 +201,10 @@ __all__ = [
     "check_role",
     "check_session_id",
     "check_turn_ids",
-    "consume_turns",
-    "insert_turn",
-    "lock_unconsumed",
     "plan_append",
     "plan_commit",
     "plan_pending",
+    "plan_pending_turns",
+    "prepare_commit",
     "prepare_turn",
-    "select_pending",
 ]

@@ -173,7 +173,7 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
     engine = create_engine(url)
     pooling.watch(engine, mode)
     try:
-        from memory_pg._base import translate_errors
+        from memory_pg.plans.protocol import translate_errors
 
         with translate_errors():
             if args.downgrade:

@@ -30,14 +30,12 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Update, func, update
-
 from memory_pg.errors import InvalidEvalSet
+from memory_pg.plans.protocol import one
 from memory_pg.retrieval import RetrievalSettings
-from memory_pg.tables import memories
+from memory_pg.sql.supersede import supersede_many
 
 if TYPE_CHECKING:
-    from memory_pg._base import Plan
     from memory_pg.store import MemoryStore
 
 logger = logging.getLogger(__name__)
@@ -129,20 +127,6 @@ def load_eval_set(path: str | Path | None = None) -> EvalSet:
     return EvalSet(str(doc.get("name", path or BUNDLED)), mems, questions)
 
 
-def _mark_superseded(user_id: str, old: uuid.UUID, new: uuid.UUID | None) -> Update:
-    """What the lifecycle layer does on a replacing write, for a set's ``superseded`` rows."""
-    return (
-        update(memories)
-        .where(memories.c.user_id == user_id, memories.c.id == old)
-        .values(superseded_at=func.now(), superseded_by=new)
-    )
-
-
-def _plan_supersede(user_id: str, pairs: list[tuple[uuid.UUID, uuid.UUID | None]]) -> Plan[None]:
-    for old, new in pairs:
-        yield _mark_superseded(user_id, old, new)
-
-
 def evaluate(
     store: MemoryStore,
     eval_set: EvalSet,
@@ -198,7 +182,8 @@ def evaluate(
             if m.superseded
         ]
         if pairs:
-            store._run(_plan_supersede(uid, pairs), uid)
+            # What the write plan does on a replacing write, for a set's ``superseded`` rows.
+            store.run_plan(one(supersede_many(uid, dict(pairs))), uid)
         superseded = {m.key for m in eval_set.memories if m.superseded}
         rows = []
         for q in eval_set.questions:

@@ -14,22 +14,13 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, TextClause, text
+from sqlalchemy import Connection, TextClause
 
 from memory_pg.errors import MemoryPgError, RoleRequired
+from memory_pg.sql import statement
 
 #: The group role whose members see every user's rows (migration 0003).
 MAINTENANCE_ROLE = "memory_pg_maintenance"
-
-_PRIVILEGES = text(
-    "SELECT current_user AS role, r.rolsuper AS superuser, r.rolbypassrls AS bypassrls, "
-    "EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = 'memory_pg_maintenance' "
-    "AND pg_has_role(current_user, g.oid, 'USAGE')) AS maintenance, "
-    "pg_has_role(current_user, c.relowner, 'USAGE') AS owner, "
-    "pg_get_userbyid(c.relowner) AS owner_name "
-    "FROM pg_roles r, pg_class c "
-    "WHERE r.rolname = current_user AND c.oid = 'memory_pg_memories'::regclass"
-)
 
 
 @dataclass(frozen=True)
@@ -60,7 +51,7 @@ class RolePrivileges:
 
 def privileges_statement() -> TextClause:
     """The one-row query behind :class:`RolePrivileges`."""
-    return _PRIVILEGES
+    return statement("role_privileges")
 
 
 def _from_row(row: Mapping[Any, Any]) -> RolePrivileges:
@@ -76,14 +67,14 @@ def _from_row(row: Mapping[Any, Any]) -> RolePrivileges:
 
 def privileges(conn: Connection) -> RolePrivileges:
     """The privileges of the role ``conn`` is logged in as."""
-    from memory_pg._base import translate_errors
+    from memory_pg.plans.protocol import translate_errors
 
     with translate_errors():
         if conn.in_transaction():
-            row = conn.execute(_PRIVILEGES).mappings().one()
+            row = conn.execute(privileges_statement()).mappings().one()
         else:  # leave no transaction open: the jobs begin their own
             with conn.begin():
-                row = conn.execute(_PRIVILEGES).mappings().one()
+                row = conn.execute(privileges_statement()).mappings().one()
     return _from_row(row)
 
 
@@ -134,7 +125,7 @@ def require_owner(conn: Connection, job: str) -> RolePrivileges:
 
 def plan_require_every_user(job: str) -> Generator[Any, Any, RolePrivileges]:
     """:func:`require_every_user` as a store plan (for the sync and async stores)."""
-    rows = yield _PRIVILEGES
+    rows = yield privileges_statement()
     if not rows:  # pragma: no cover - the query always returns the current role
         raise MemoryPgError("could not read the connected role's privileges")
     found = _from_row(rows[0])

@@ -63,27 +63,40 @@ def _run(engine: Engine, action: str, revision: str, embedding_dim: int | None) 
     from memory_pg import pooling
 
     pooling.require_session(engine, "migrate")
-    cfg = alembic_config(embedding_dim=embedding_dim)
     with engine.connect() as conn:
-        # One migrator at a time, even when several hosts start at once.
-        conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+        _run_on(conn, action, revision, embedding_dim)
+
+
+def _run_on(conn: Connection, action: str, revision: str, embedding_dim: int | None) -> None:
+    cfg = alembic_config(embedding_dim=embedding_dim)
+    # One migrator at a time, even when several hosts start at once.
+    conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+    conn.commit()
+    try:
+        cfg.attributes["connection"] = conn
+        if action == "upgrade":
+            command.upgrade(cfg, revision)
+        else:
+            command.downgrade(cfg, revision)
         conn.commit()
-        try:
-            cfg.attributes["connection"] = conn
-            if action == "upgrade":
-                command.upgrade(cfg, revision)
-            else:
-                command.downgrade(cfg, revision)
-            conn.commit()
-        finally:
-            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
-            conn.commit()
+    finally:
+        conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+        conn.commit()
 
 
 def upgrade(engine: Engine, revision: str = "head", *, embedding_dim: int | None = None) -> None:
     """Apply revisions up to ``revision`` (``embedding_dim`` sizes a new vector column)."""
     logger.info("migrating memory-pg schema to %s", revision)
     _run(engine, "upgrade", revision, embedding_dim)
+
+
+def upgrade_on(
+    conn: Connection, revision: str = "head", *, embedding_dim: int | None = None
+) -> None:
+    """:func:`upgrade` on a session connection the caller holds, such as an async
+    engine's through ``await conn.run_sync(upgrade_on)`` (not behind a transaction pooler)."""
+    logger.info("migrating memory-pg schema to %s", revision)
+    _run_on(conn, "upgrade", revision, embedding_dim)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
@@ -109,4 +122,5 @@ __all__ = [
     "migrations_dir",
     "offline_sql",
     "upgrade",
+    "upgrade_on",
 ]

@@ -22,7 +22,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from typing_extensions import deprecated
 
+from memory_pg._validate import check_agent_id
 from memory_pg.errors import InvalidArgument
+from memory_pg.plans.write import scope_user
 from memory_pg.retrieval import format_memories, without_header
 
 logger = logging.getLogger(__name__)
@@ -156,7 +158,7 @@ class _WrapperBase(Generic[AgentT, CompactorT]):
             compactor if compactor is not None else self._default_compactor()
         )
         # The store's own rule: the given user, else the one bound on the store.
-        self.user_id: str = store._scope(user_id)
+        self.user_id: str = scope_user(user_id, store.user_id, store.settings)
         # A fresh id per conversation unless the caller resumes one.
         self.session_id: str = session_id or uuid.uuid4().hex
         self.recent_window = _check_count(recent_window, "recent_window", 0)
@@ -169,7 +171,7 @@ class _WrapperBase(Generic[AgentT, CompactorT]):
         self._resumed = session_id is None  # a new session has nothing to reload
         #: The agent this wrapper speaks for: it recalls the user's shared memories
         #: and its own private ones, and writes as itself.
-        self.agent_id: str | None = self.store._agent(agent_id)
+        self.agent_id: str | None = check_agent_id(agent_id, self.store.settings)
         self._start_background()
 
     def _default_compactor(self) -> CompactorT:

@@ -508,7 +508,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             created = (home / "pgdata").exists()
             shown["state"] = "created" if created else "not created yet: it is created on first use"
             return shown
-        from memory_pg._base import redact_url
+        from memory_pg.opening import redact_url
 
         shown["database"] = redact_url(url)
         try:

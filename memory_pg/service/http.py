@@ -535,7 +535,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     async def export(info: WholeUserToken) -> PlainTextResponse:
         """The user's memories as JSON lines (no vectors)."""
         out = io.StringIO()
-        await store.export_user_memory(out, user_id=info.user_id)
+        await store.export_user_memory(out, user_id=info.user_id, with_embeddings=False)
         return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
     @app.delete("/v1/user", tags=["user"])

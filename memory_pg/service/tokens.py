@@ -25,12 +25,13 @@ from typing import Any
 from sqlalchemy import Engine, Insert, Select, TextClause, Update, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory_pg import queries
-from memory_pg._base import parse_memory_id, translate_errors
 from memory_pg._validate import check_agent_id as _check_agent_id
 from memory_pg._validate import check_user_id
 from memory_pg.config import StoreSettings
 from memory_pg.errors import AuthenticationFailed, InvalidArgument
+from memory_pg.plans.protocol import translate_errors
+from memory_pg.plans.write import parse_memory_id
+from memory_pg.sql.setup import set_tenant
 from memory_pg.tables import tokens as t
 
 __all__ = [
@@ -209,7 +210,7 @@ def create_token(
         }
     )
     with translate_errors(), engine.begin() as conn:
-        conn.execute(queries.set_tenant(uid))
+        conn.execute(set_tenant(uid))
         row = conn.execute(stmt).one()
     return NewToken(token, _info(row))
 
@@ -218,7 +219,7 @@ def list_tokens(engine: Engine, user_id: str | None = None) -> list[TokenInfo]:
     """Tokens of one user; with no user, every token the role may see (maintenance)."""
     uid = None if user_id is None else check_user_id(user_id, _SETTINGS)
     with translate_errors(), engine.begin() as conn:
-        conn.execute(queries.set_tenant(uid))
+        conn.execute(set_tenant(uid))
         return [_info(r) for r in conn.execute(_list(uid))]
 
 
@@ -227,7 +228,7 @@ def revoke_token(engine: Engine, user_id: str, token_id: str) -> bool:
     uid = check_user_id(user_id, _SETTINGS)
     tid = parse_memory_id(token_id)
     with translate_errors(), engine.begin() as conn:
-        conn.execute(queries.set_tenant(uid))
+        conn.execute(set_tenant(uid))
         return conn.execute(_revoke(uid, tid)).first() is not None
 
 

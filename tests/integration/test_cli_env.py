@@ -13,7 +13,7 @@ import json
 import pytest
 
 from memory_pg.cli import main
-from memory_pg.lifecycle import FORGET_REASONS
+from memory_pg.sql.forget import FORGET_REASONS
 
 VARIABLES = ("MEMORY_PG_BATCH_SIZE", "MEMORY_PG_FORGET_BATCH_SIZE", "MEMORY_PG_REEMBED_BATCH_SIZE")
 

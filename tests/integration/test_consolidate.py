@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_pg.config import ConsolidatePolicy
-from memory_pg.consolidation import CONSOLIDATE_LOCK, consolidate
+from memory_pg.jobs.consolidate import CONSOLIDATE_LOCK, consolidate
 
 # Pairwise cosine 0.76-0.86 with the bundled model: related, but below the 0.95 at
 # which a write already merges them.
@@ -74,7 +74,7 @@ def test_second_run_skips_while_one_holds_the_lock(store, raw):
 
 def test_unrelated_chinese_fragments_are_not_merged(make_store):
     """All-[UNK] Chinese texts share a vector under the bundled model; words keep them apart."""
-    from memory_pg.consolidation import consolidate
+    from memory_pg.jobs.consolidate import consolidate
 
     store = make_store(user_id="zh")
     store.add_memories(

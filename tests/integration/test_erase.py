@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from memory_pg.lifecycle import forget
+from memory_pg.jobs.forget import forget
 
 SECRET = "Alice's secret allergy is peanuts"
 

@@ -9,7 +9,8 @@ from psycopg import sql
 from sqlalchemy import create_engine
 
 from memory_pg.config import ForgetPolicy
-from memory_pg.lifecycle import FORGET_LOCK, forget
+from memory_pg.jobs.forget import forget
+from memory_pg.sql.forget import FORGET_LOCK
 
 
 def _set(raw, memory_id, column, expression):

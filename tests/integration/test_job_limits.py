@@ -20,7 +20,7 @@ from sqlalchemy import create_engine
 from memory_pg import AsyncMemoryStore
 from memory_pg.cli import main
 from memory_pg.errors import EmbeddingModelMismatch
-from memory_pg.reembed import reembed
+from memory_pg.jobs.reembed import reembed
 from tests.fake_openai import FakeOpenAI, fake_openai_fixture, reply  # noqa: F401
 from tests.integration._security_support import row_counts
 

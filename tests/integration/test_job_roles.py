@@ -18,9 +18,9 @@ import pytest
 from sqlalchemy import create_engine
 
 from memory_pg.cli import main
-from memory_pg.consolidation import consolidate
 from memory_pg.errors import RoleRequired
-from memory_pg.lifecycle import forget
+from memory_pg.jobs.consolidate import consolidate
+from memory_pg.jobs.forget import forget
 from memory_pg.store import MemoryStore
 from tests.acceptance.test_cli import run as run_installed
 from tests.integration._security_support import login_role, row_counts, url_as

@@ -15,10 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from memory_pg import lifecycle
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import ConfigurationError, DatabaseError, QueryTimeout
+from memory_pg.jobs import forget as forget_job
 from memory_pg.store import MemoryStore
 from tests.conftest import PgServer
 from tests.integration._pgbouncer import Bouncer, run_pgbouncer
@@ -171,7 +171,7 @@ def test_jobs_with_a_session_lock_refuse_a_transaction_pooler(db_url: str, embed
     store = MemoryStore(db_url + "&pooler=transaction", embedder=embedder)
     try:
         with pytest.raises(ConfigurationError, match="session lock"):
-            lifecycle.forget(store.engine)
+            forget_job.forget(store.engine)
     finally:
         store.close()
 

@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 
-from memory_pg import queries, scoring
+from memory_pg import scoring
 from memory_pg.config import RankingSettings
 from memory_pg.errors import EmptyText, InvalidText, TextTooLong
+from memory_pg.plans import read
+from memory_pg.sql import lexical as sql_lexical
+from memory_pg.sql import search as sql_search
 from tests.conftest import count_rows
 
 
@@ -192,13 +195,13 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
 
     # One statement ranks and marks what it returns: a single UPDATE, no second trip.
     vector = np.zeros(store.embedder.dimension, dtype=np.float32)
-    stmt = queries.search_memories(
-        "alice", "tea", vector, top_k=5, filters=queries.SearchFilters(), touch=True
+    stmt = sql_search.search_memories(
+        "alice", "tea", vector, top_k=5, filters=sql_search.SearchFilters(), touch=True
     )
     sql = str(stmt.compile(dialect=postgresql.dialect()))
     assert sql.count("UPDATE") == 1
     assert "access_count" in sql and "last_accessed_at" in sql
-    plan = store._plan_search("alice", "tea", vector, 5, queries.SearchFilters(), True)
+    plan = read.plan_search("alice", "tea", vector, 5, sql_search.SearchFilters(), True)
     statements = [next(plan)]
     with pytest.raises(StopIteration):
         plan.send([])
@@ -301,8 +304,8 @@ def test_a_query_of_only_common_words_still_matches_them(
     # For a user with more memories than the IDF sample, a word in more than
     # PULL_MAX_SHARE of the sample stops pulling full-text candidates (that bounds a
     # heavy user's search) unless every word of the query is that common.
-    monkeypatch.setattr(queries, "IDF_SAMPLE", 5)
-    monkeypatch.setattr(queries, "PULL_MAX_SHARE", 0.25)
+    monkeypatch.setattr(sql_lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(sql_lexical, "PULL_MAX_SHARE", 0.25)
     store.add_memories([f"coffee with Anna, visit {i}" for i in range(5)] + ["a tea ceremony"])
     common_only = store.search("coffee", top_k=5, track_access=False)
     assert len(common_only) == 5 and all(h["lexical"] > 0 for h in common_only[:5])

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine
 
 from memory_pg.errors import EmbeddingDimensionMismatch, EmbeddingError
-from memory_pg.reembed import reembed
+from memory_pg.jobs.reembed import reembed
 
 
 class Projected:

@@ -16,9 +16,11 @@ import pytest
 from psycopg import sql
 from sqlalchemy import create_engine, text
 
-from memory_pg import queries
-from memory_pg._base import translate_errors
 from memory_pg.errors import AccessDenied, RoleRequired, TenantViolation
+from memory_pg.plans import write
+from memory_pg.plans.protocol import one, translate_errors
+from memory_pg.sql import memories as sql_memories
+from memory_pg.sql import search as sql_search
 from memory_pg.store import MemoryStore
 from tests.integration._security_support import login_role, row_counts, url_as
 
@@ -147,12 +149,12 @@ def test_a_write_for_another_tenant_becomes_a_typed_error(app_stores, raw):
     # Defence in depth: even a statement that names bob, run in alice's transaction,
     # is stopped by the database, and the store says so with a typed error.
     alice = app_stores["alice"]
-    prepared = alice._prepare("alice", ["planted by alice"])
+    prepared = write.prepare(alice.settings, "alice", ["planted by alice"])
     prepared.user_id = "bob"  # past the store's own refusal (TenantMismatch)
-    rows = alice._rows(prepared, alice.embedder.embed_documents(prepared.texts))
+    rows = write.new_rows(prepared, alice.embedder.embed_documents(prepared.texts), alice.embedder)
     before = row_counts(raw)
     with pytest.raises(TenantViolation):
-        alice._run(alice._plan_one(queries.insert_memories(rows)), "alice")
+        alice.run_plan(one(sql_memories.insert_memories(rows)), "alice")
     assert row_counts(raw) == before
     assert issubclass(TenantViolation, AccessDenied)
 
@@ -216,10 +218,10 @@ def test_a_reused_search_statement_never_carries_the_previous_user(
     alice, bob = make_store(user_id="alice"), make_store(user_id="bob")
     alice.add_memory("Alice prefers PostgreSQL for the database", "key_decision")
     bob.add_memory("Bob prefers MySQL for the database", "key_decision")
-    queries.build_search.cache_clear()
+    sql_search.build_search.cache_clear()
 
     first = alice.search("database preference", top_k=5)
-    built = queries.build_search.cache_info()
+    built = sql_search.build_search.cache_info()
     second = bob.search("database preference", top_k=5)
     third = alice.search("which database", top_k=5)
 
@@ -238,7 +240,7 @@ def test_a_reused_search_statement_never_carries_the_previous_user(
     )
     assert uses == {"alice": 2, "bob": 1}
     # And the statement was built once, then reused.
-    after = queries.build_search.cache_info()
+    after = sql_search.build_search.cache_info()
     assert after.misses == built.misses
     assert after.hits == built.hits + 2
 
@@ -248,7 +250,7 @@ def test_search_values_never_name_a_column() -> None:
     # touch's UPDATE: SQLAlchemy reads execution values that way for an UPDATE.
     import numpy as np
 
-    filters = queries.SearchFilters(
+    filters = sql_search.SearchFilters(
         memory_types=("fact",),
         since=datetime(2020, 1, 1, tzinfo=timezone.utc),
         until=datetime(2030, 1, 1, tzinfo=timezone.utc),
@@ -257,7 +259,7 @@ def test_search_values_never_name_a_column() -> None:
         min_similarity=0.1,
         min_lexical=0.1,
     )
-    _, values = queries.search_statement(
+    _, values = sql_search.search_statement(
         "alice", "tea 茶", np.zeros(3), top_k=5, filters=filters, touch=True
     )
-    assert not set(values) & set(queries.memories.c.keys())
+    assert not set(values) & set(sql_memories.memories.c.keys())

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_pg import lifecycle, queries
-from memory_pg._base import StoreCore
+from memory_pg import supersession
 from memory_pg.config import SupersedePolicy
+from memory_pg.sql import memories as sql_memories
 
 TEXTS = [
     "The user prefers dark mode",
@@ -31,17 +31,22 @@ TEXTS = [
 ]
 
 
-class _Core(StoreCore):
-    def __init__(self, policy: SupersedePolicy, judge: lifecycle.Judge | None = None) -> None:
+class _Core:
+    def __init__(self, policy: SupersedePolicy, judge: supersession.Judge | None = None) -> None:
         self.supersede = policy
         self.judge = judge
 
+    def decide_batch(
+        self, rows: list[sql_memories.NewMemory], found: list[list[supersession.Candidate]]
+    ) -> list[supersession.Decision]:
+        return supersession.decide_batch(rows, found, self.supersede, self.judge)
+
 
 def _reference(
-    core: StoreCore, rows: list[queries.NewMemory], found: list[list[lifecycle.Candidate]]
-) -> list[lifecycle.Decision]:
+    core: _Core, rows: list[sql_memories.NewMemory], found: list[list[supersession.Candidate]]
+) -> list[supersession.Decision]:
     """Every earlier row of the batch compared with every later one (the first design)."""
-    decisions: list[lifecycle.Decision] = []
+    decisions: list[supersession.Decision] = []
     for i, row in enumerate(rows):
         cands = list(found[i])
         for j in range(i):
@@ -51,13 +56,13 @@ def _reference(
             sim = float(np.dot(earlier.embedding, row.embedding))
             same_topic = row.topic is not None and dj.topic == row.topic
             cands.append(
-                lifecycle.Candidate(
+                supersession.Candidate(
                     earlier.id, dj.topic, earlier.text, earlier.content_hash, sim, same_topic
                 )
             )
         gone = {t for d in decisions if d.action == "supersede" for t in d.targets}
         cands = [c for c in cands if c.id not in gone]
-        d = lifecycle.decide(
+        d = supersession.decide(
             memory_type=row.memory_type,
             topic=row.topic,
             content_hash=row.content_hash,
@@ -72,7 +77,7 @@ def _reference(
     return decisions
 
 
-def _batch(rng: random.Random, n: int) -> tuple[list[queries.NewMemory], list[Any]]:
+def _batch(rng: random.Random, n: int) -> tuple[list[sql_memories.NewMemory], list[Any]]:
     """Rows whose vectors repeat, nearly repeat and tie, with shared texts and topics."""
     base = np.random.default_rng(rng.randrange(1 << 30)).normal(size=(6, 16)).astype(np.float32)
     rows, found = [], []
@@ -84,7 +89,7 @@ def _batch(rng: random.Random, n: int) -> tuple[list[queries.NewMemory], list[An
         v /= np.linalg.norm(v)
         text = rng.choice(TEXTS)
         rows.append(
-            queries.NewMemory(
+            sql_memories.NewMemory(
                 id=uuid.uuid4(),
                 user_id="alice",
                 memory_type=rng.choice(["key_decision", "user_profile", "dialogue"]),
@@ -100,7 +105,7 @@ def _batch(rng: random.Random, n: int) -> tuple[list[queries.NewMemory], list[An
         )
         found.append(
             [
-                lifecycle.Candidate(
+                supersession.Candidate(
                     rng.choice(old),
                     rng.choice([None, "db"]),
                     rng.choice(TEXTS),
@@ -126,12 +131,12 @@ def test_batch_decisions_match_comparing_every_pair(seed: int, judged: bool) -> 
     expected_rows = list(rows)
     expected = _reference(core, expected_rows, found)
     got_rows = list(rows)
-    assert core._decide_all(got_rows, found) == expected
+    assert core.decide_batch(got_rows, found) == expected
     assert got_rows == expected_rows  # the same topics inherited
 
 
 def test_supersession_off_adds_everything() -> None:
     rows, found = _batch(random.Random(1), 30)
-    decisions = _Core(SupersedePolicy(enabled=False))._decide_all(list(rows), found)
+    decisions = _Core(SupersedePolicy(enabled=False)).decide_batch(list(rows), found)
     assert [d.action for d in decisions] == ["add"] * 30
     assert [d.topic for d in decisions] == [r.topic for r in rows]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_pg.consolidation import cap_summary
+from memory_pg.jobs.consolidate import cap_summary
 
 
 def test_short_text_is_kept_whole() -> None:

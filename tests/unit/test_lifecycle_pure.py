@@ -7,8 +7,9 @@ import uuid
 import numpy as np
 
 from memory_pg.config import SupersedePolicy
-from memory_pg.consolidation import clusters, merge_fragments
-from memory_pg.lifecycle import Candidate, ask_judge, decide, sql_blocks
+from memory_pg.jobs.consolidate import clusters, merge_fragments
+from memory_pg.sql import blocks as sql_blocks
+from memory_pg.supersession import Candidate, ask_judge, decide
 
 P = SupersedePolicy()
 
@@ -159,7 +160,7 @@ def test_sql_blocks_are_named():
 
 
 def test_word_overlap_reads_chinese_words_and_numbers():
-    from memory_pg.lifecycle import word_overlap
+    from memory_pg.supersession import word_overlap
 
     assert word_overlap("我喜欢猫", "我讨厌狗") == 0.0
     assert word_overlap("meeting at 3pm", "meeting at 4pm") == 1 / 3

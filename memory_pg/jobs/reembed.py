@@ -25,14 +25,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Delete, Engine, delete, text
+from sqlalchemy import Connection, Engine
 
-from memory_pg import queries
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import EmbeddingError, InvalidArgument
-from memory_pg.lifecycle import sql_blocks
 from memory_pg.roles import require_owner
-from memory_pg.tables import settings
+from memory_pg.sql import setup, statement
+from memory_pg.sql.core import vector_literal
 
 logger = logging.getLogger(__name__)
 
@@ -44,11 +43,6 @@ EMBEDDING_SETTING = "embedding"
 Progress = Callable[[int, int], None]
 
 _SWAP_TRIES = 5
-
-
-def _sql(name: str, **params: Any) -> Any:
-    stmt = text(sql_blocks()[name])
-    return stmt.bindparams(**params) if params else stmt
 
 
 @dataclass
@@ -132,7 +126,7 @@ def reembed(
         with conn.begin():
             recorded = _setting(conn, EMBEDDING_SETTING)
             running = _setting(conn, REEMBED_SETTING)
-            present = bool(conn.execute(_sql("reembed_column_exists")).scalar())
+            present = bool(conn.execute(statement("reembed_column_exists")).scalar())
         report = ReembedReport(
             model=model,
             dimension=dimension,
@@ -142,14 +136,10 @@ def reembed(
         report.resumed = present and running == target
         if not report.resumed:
             with conn.begin():
-                conn.execute(_sql("reembed_drop_column"))
-                conn.execute(
-                    text("SELECT set_config('memory_pg.embedding_dim', :d, true)").bindparams(
-                        d=str(target["dimension"])
-                    )
-                )
-                conn.execute(_sql("reembed_add_column"))
-                conn.execute(queries.write_setting(REEMBED_SETTING, target))
+                conn.execute(statement("reembed_drop_column"))
+                conn.execute(statement("reembed_embedding_dim", d=str(target["dimension"])))
+                conn.execute(statement("reembed_add_column"))
+                conn.execute(setup.write_setting(REEMBED_SETTING, target))
         for _ in range(_SWAP_TRIES):
             _fill(conn, embedder, batch_size, progress, report)
             if _swap(conn, target):
@@ -165,7 +155,7 @@ def reembed(
 
 
 def _setting(conn: Connection, key: str) -> dict[str, Any] | None:
-    row = conn.execute(queries.read_setting(key)).first()
+    row = conn.execute(setup.read_setting(key)).first()
     return dict(row[0]) if row else None
 
 
@@ -177,7 +167,7 @@ def _fill(
     report: ReembedReport,
 ) -> None:
     with conn.begin():
-        pending = int(conn.execute(_sql("reembed_pending")).scalar() or 0)
+        pending = int(conn.execute(statement("reembed_pending")).scalar() or 0)
     total = report.reembedded + pending
     if progress is not None:
         progress(report.reembedded, total)
@@ -186,7 +176,9 @@ def _fill(
     while True:
         with conn.begin():
             rows = conn.execute(
-                _sql("reembed_next_batch", n=batch_size, after_user=after[0], after_id=after[1])
+                statement(
+                    "reembed_next_batch", n=batch_size, after_user=after[0], after_id=after[1]
+                )
             ).all()
         if not rows:
             return
@@ -200,11 +192,11 @@ def _fill(
             )
         with conn.begin():
             conn.execute(
-                _sql(
+                statement(
                     "reembed_write_batch",
                     uids=[r.user_id for r in rows],
                     ids=[str(r.id) for r in rows],
-                    vecs=[queries.vector_literal(v) for v in vectors],
+                    vecs=[vector_literal(v) for v in vectors],
                 )
             )
         report.reembedded += len(rows)
@@ -217,16 +209,16 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
     """Swap the columns in one transaction; False when rows arrived meanwhile."""
     with conn.begin():
         # The swap rewrites nothing but may scan the table (NOT NULL, model names).
-        conn.execute(text("SET LOCAL statement_timeout = 0"))
-        conn.execute(_sql("reembed_lock_table"))
-        if int(conn.execute(_sql("reembed_pending")).scalar() or 0):
+        conn.execute(statement("statement_timeout_off_local"))
+        conn.execute(statement("reembed_lock_table"))
+        if int(conn.execute(statement("reembed_pending")).scalar() or 0):
             return False
-        conn.execute(_sql("reembed_swap_drop"))
-        conn.execute(_sql("reembed_swap_rename"))
-        conn.execute(_sql("reembed_swap_not_null"))
-        conn.execute(_sql("reembed_swap_model", model=target["model"]))
-        conn.execute(queries.write_setting(EMBEDDING_SETTING, target))
-        conn.execute(_delete_setting(REEMBED_SETTING))
+        conn.execute(statement("reembed_swap_drop"))
+        conn.execute(statement("reembed_swap_rename"))
+        conn.execute(statement("reembed_swap_not_null"))
+        conn.execute(statement("reembed_swap_model", model=target["model"]))
+        conn.execute(setup.write_setting(EMBEDDING_SETTING, target))
+        conn.execute(setup.delete_setting(REEMBED_SETTING))
     return True
 
 
@@ -235,18 +227,14 @@ def _ensure_index(engine: Engine) -> None:
     with engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
         # Building an index over many rows takes longer than any query should.
-        conn.execute(text("SET statement_timeout = 0"))
+        conn.execute(statement("statement_timeout_off"))
         try:
-            state = conn.execute(_sql("hnsw_index_state")).first()
+            state = conn.execute(statement("hnsw_index_state")).first()
             if state is not None and not state.valid:
-                conn.execute(_sql("hnsw_index_drop"))
-            conn.execute(_sql("hnsw_index_create"))
+                conn.execute(statement("hnsw_index_drop"))
+            conn.execute(statement("hnsw_index_create"))
         finally:
-            conn.execute(text("RESET statement_timeout"))
-
-
-def _delete_setting(key: str) -> Delete:
-    return delete(settings).where(settings.c.key == key)
+            conn.execute(statement("statement_timeout_reset"))
 
 
 __all__ = ["ReembedReport", "reembed", "stderr_progress"]

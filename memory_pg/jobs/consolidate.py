@@ -15,10 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection
 
-from memory_pg import lifecycle, pooling, queries
-from memory_pg._base import translate_errors
+from memory_pg import pooling
 from memory_pg.config import ConsolidatePolicy
 from memory_pg.errors import (
     DatabaseUnavailable,
@@ -27,15 +26,17 @@ from memory_pg.errors import (
     MemoryPgError,
     RoleRequired,
 )
+from memory_pg.plans import write
+from memory_pg.plans.protocol import translate_errors
 from memory_pg.roles import require_every_user
-from memory_pg.tables import memories
+from memory_pg.sql import locks, memories, setup, supersede
+from memory_pg.supersession import word_overlap
 
 if TYPE_CHECKING:
     from memory_pg.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
-m = memories
 
 #: Turns a cluster of fragments (oldest first) into one text: an LLM, or :func:`merge_fragments`.
 Summarize = Callable[[list[str]], str]
@@ -131,7 +132,7 @@ def clusters(
     """Groups of rows whose vectors are linked by cosine similarity ``>= threshold``.
 
     With ``texts``, two rows are linked only if their words also overlap by
-    ``min_overlap`` (see :func:`memory_pg.lifecycle.word_overlap`): the bundled
+    ``min_overlap`` (see :func:`memory_pg.supersession.word_overlap`): the bundled
     model gives every short Chinese text nearly the same vector.
 
     Connected components of the similarity graph (single linkage), each sorted,
@@ -150,7 +151,7 @@ def clusters(
         return i
 
     for i, j in zip(*np.nonzero(np.triu(sims >= threshold, k=1)), strict=True):
-        if texts is not None and lifecycle.word_overlap(texts[i], texts[j]) < min_overlap:
+        if texts is not None and word_overlap(texts[i], texts[j]) < min_overlap:
             continue
         parent[root(int(i))] = root(int(j))
     groups: dict[int, list[int]] = {}
@@ -236,14 +237,18 @@ def consolidate(
     with store.engine.connect() as conn:
         if user_id is None:
             require_every_user(conn, "consolidate")
-        locked = bool(conn.execute(lifecycle.try_session_lock(CONSOLIDATE_LOCK)).scalar())
+        locked = bool(conn.execute(locks.try_session_lock(CONSOLIDATE_LOCK)).scalar())
         conn.commit()
         if not locked:
             report.skipped = True
             report.message = "another consolidate run holds the lock; nothing done"
             return report
         try:
-            users = [store._scope(user_id)] if user_id is not None else _users(conn, policy)
+            users = (
+                [write.scope_user(user_id, store.user_id, store.settings)]
+                if user_id is not None
+                else _users(conn, policy)
+            )
             for uid in users:
                 report.users += 1
                 try:
@@ -260,7 +265,7 @@ def consolidate(
                         {"user_id": uid, "error": type(exc).__name__, "message": str(exc)[:300]}
                     )
         finally:
-            conn.execute(lifecycle.session_unlock(CONSOLIDATE_LOCK))
+            conn.execute(locks.session_unlock(CONSOLIDATE_LOCK))
             conn.commit()
     report.duration_s = round(time.monotonic() - started, 3)
     logger.info("consolidate: %d fragments into %d summaries", report.merged, report.clusters)
@@ -269,13 +274,7 @@ def consolidate(
 
 def _users(conn: Connection, policy: ConsolidatePolicy) -> list[str]:
     with conn.begin():
-        stmt = (
-            select(m.c.user_id)
-            .where(m.c.memory_type.in_(list(policy.memory_types)), m.c.superseded_at.is_(None))
-            .group_by(m.c.user_id)
-            .having(func.count() >= policy.min_cluster)
-            .order_by(m.c.user_id)
-        )
+        stmt = memories.users_with_current(policy.memory_types, policy.min_cluster)
         return [str(r[0]) for r in conn.execute(stmt)]
 
 
@@ -289,19 +288,8 @@ def _consolidate_one(
     report: ConsolidateReport,
 ) -> None:
     with conn.begin():
-        conn.execute(queries.set_tenant(user_id))
-        stmt = (
-            select(m.c.id, m.c.text, m.c.embedding, m.c.importance, m.c.event_time, m.c.metadata)
-            .where(
-                m.c.user_id == user_id,
-                m.c.memory_type == memory_type,
-                *queries.current_conditions(None),
-                # A summary is shared: an agent's private notes never go into one.
-                queries.visible_to(None),
-            )
-            .order_by(m.c.created_at, m.c.id)
-            .limit(policy.max_rows_per_type)
-        )
+        conn.execute(setup.set_tenant(user_id))
+        stmt = memories.fragments(user_id, memory_type, policy.max_rows_per_type)
         rows = [r._mapping for r in conn.execute(stmt)]
     if len(rows) < policy.min_cluster:
         return
@@ -346,7 +334,8 @@ def _write_summary(
     summary: str,
     report: ConsolidateReport,
 ) -> uuid.UUID | None:
-    prepared = store._prepare(
+    prepared = write.prepare(
+        store.settings,
         user_id,
         [
             {
@@ -358,24 +347,27 @@ def _write_summary(
             }
         ],
     )
-    row = store._rows(prepared, store.embedder.embed_documents(prepared.embed_texts))[0]
+    vectors = store.embedder.embed_documents(prepared.embed_texts)
+    row = write.new_rows(prepared, vectors, store.embedder)[0]
     ids = [r["id"] for r in members]
     try:
         with conn.begin():
-            conn.execute(queries.set_tenant(user_id))
-            for lock in lifecycle.write_locks(user_id, [memory_type]):
+            conn.execute(setup.set_tenant(user_id))
+            for lock in locks.write_locks(user_id, [memory_type]):
                 conn.execute(lock)
             # Mark the originals first: the summary may equal one of them word for word,
             # and the unique index only covers current rows.
-            marked = conn.execute(lifecycle.mark_superseded(user_id, ids, row.id)).all()
+            marked = conn.execute(
+                *supersede.supersede_many(user_id, dict.fromkeys(ids, row.id))
+            ).all()
             if len(marked) != len(ids):
                 raise _Changed
-            inserted = conn.execute(*queries.insert_memories([row])).all()
+            inserted = conn.execute(*memories.insert_memories([row])).all()
             if not inserted:
                 raise _Changed
             _check_model(conn, store)
             detail = {"reason": "consolidated", "into": str(row.id), "job_run": report.run_id}
-            conn.execute(*lifecycle.history_events(user_id, [(i, "merged", detail) for i in ids]))
+            conn.execute(*supersede.history_events(user_id, [(i, "merged", detail) for i in ids]))
     except _Changed:
         logger.info("consolidate: a cluster changed during the run; left for the next one")
         return None
@@ -384,7 +376,7 @@ def _write_summary(
 
 def _check_model(conn: Connection, store: MemoryStore) -> None:
     """The summary's vector is the store's model: refuse it if a reembed switched models."""
-    found = conn.execute(queries.read_setting("embedding")).first()
+    found = conn.execute(setup.read_setting(setup.EMBEDDING_SETTING)).first()
     recorded = found[0] if found else None
     if recorded is not None and recorded.get("model") != store.embedder.model_name:
         raise EmbeddingModelMismatch(

@@ -1,0 +1,1 @@
+"""Jobs for cron: forget, consolidate, reembed (they run plans and statements)."""

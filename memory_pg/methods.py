@@ -1,0 +1,588 @@
+"""The public methods of both stores, written once as operations that a driver runs.
+
+An *operation* is a generator, like a plan one level up: it validates the call,
+builds plans and yields :class:`Run` (run this plan in a transaction),
+:class:`Blocking` (call this function: embedding, file I/O) or :class:`Session`
+(call this function with a connection). :class:`~memory_pg.store.MemoryStore`
+runs the steps in place; :class:`~memory_pg.async_store.AsyncMemoryStore` awaits
+the plans on an ``AsyncConnection`` and sends the blocking work to a thread. Each
+store's public method is the operation of the same name, wrapped by
+:func:`sync_method` or :func:`async_method`, so names, signatures and docstrings
+are one text for both.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any, Concatenate, Generic, ParamSpec, TypeVar
+
+import numpy as np
+from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_pg import buffer, opening, schema
+from memory_pg._validate import check_time
+from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
+from memory_pg.embedding import Embedder, readability
+from memory_pg.plans import read, setup, transfer, write
+from memory_pg.plans.protocol import Plan
+from memory_pg.plans.setup import EmbeddingInfo
+from memory_pg.plans.write import MemoryInput
+from memory_pg.supersession import Judge
+
+P = ParamSpec("P")
+T = TypeVar("T")
+E = TypeVar("E")
+S = TypeVar("S", bound="StoreBase[Any]")
+
+#: The caller's connection a write may join: a ``Connection`` for the sync store, an
+#: ``AsyncConnection`` for the async one.
+Conn = Connection | AsyncConnection
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run ``plan`` in one transaction as ``user_id`` (in ``conn``'s, if given)."""
+
+    plan: Plan[Any]
+    user_id: str | None
+    conn: Conn | None = None
+    ef_search: int | None = None
+
+
+@dataclass(frozen=True)
+class Blocking:
+    """Call ``fn(*args)``: work that would block an event loop (the async store threads it)."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Session:
+    """Call ``fn(connection)`` on a session connection, outside any transaction."""
+
+    fn: Callable[[Connection], Any]
+
+
+Step = Run | Blocking | Session
+Op = Generator[Step, Any, T]
+
+
+def _signature(op: Callable[..., Any]) -> inspect.Signature:
+    """The operation's signature, returning what the store returns (``Op[X]`` -> ``X``)."""
+    sig = inspect.signature(op)
+    returned = str(sig.return_annotation)
+    if returned.startswith("Op[") and returned.endswith("]"):
+        sig = sig.replace(return_annotation=returned[3:-1])
+    return sig
+
+
+def sync_method(op: Callable[Concatenate[Any, P], Op[T]]) -> Callable[Concatenate[Any, P], T]:
+    """The sync store's method of an operation: runs it to its value."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._drive(op(self, *args, **kwargs))  # type: ignore[no-any-return]
+
+    functools.update_wrapper(method, op)
+    method.__signature__ = _signature(op)  # type: ignore[attr-defined]
+    return method
+
+
+def async_method(
+    op: Callable[Concatenate[Any, P], Op[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The async store's method of an operation: a coroutine that runs it."""
+
+    async def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._drive(op(self, *args, **kwargs))  # type: ignore[no-any-return]
+
+    functools.update_wrapper(method, op)
+    method.__signature__ = _signature(op)  # type: ignore[attr-defined]
+    return method
+
+
+class StoreBase(Generic[E]):
+    """What both stores share: settings, the arguments that open them, ``from_env``.
+
+    The arguments are :class:`~memory_pg.store.MemoryStore`'s; ``engine`` is the host
+    application's engine (an ``AsyncEngine`` for the async store), not closed by ``close``.
+    """
+
+    embedder: Embedder
+    embedding: EmbeddingInfo
+    #: The database URL, password masked.
+    url: str
+    #: ``auto``, ``none``, ``session`` or ``transaction``: see :mod:`memory_pg.pooling`.
+    pooler: str = "auto"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: E | None = None,
+        user_id: str | None = None,
+        embedding_model: str | None = None,
+        embedder: Embedder | None = None,
+        home: str | os.PathLike[str] | None = None,
+        auto_migrate: bool | None = None,
+        settings: StoreSettings | None = None,
+        ranking: RankingSettings | None = None,
+        ef_search: int = 100,
+        supersede: SupersedePolicy | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        self.settings = settings or StoreSettings()
+        self.ranking = ranking or RankingSettings()
+        self.supersede = supersede or SupersedePolicy()
+        self.judge = judge
+        self._user_id = None if user_id is None else write.scope_user(user_id, None, self.settings)
+        self.ef_search = ef_search
+        self.url = ""
+        self._start(url, engine, home, auto_migrate, embedding_model, embedder)
+
+    def _start(
+        self,
+        url: str | None,
+        engine: E | None,
+        home: str | os.PathLike[str] | None,
+        auto_migrate: bool | None,
+        embedding_model: str | None,
+        embedder: Embedder | None,
+    ) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_env(cls: type[S], **kwargs: Any) -> S:
+        """A store configured by ``MEMORY_PG_*`` environment variables, like the CLI."""
+        return cls(**opening.env_kwargs(kwargs))
+
+    @property
+    def user_id(self) -> str | None:
+        """The tenant bound on this store, if any."""
+        return self._user_id
+
+
+def _scope(store: StoreBase[Any], user_id: str | None) -> str:
+    return write.scope_user(user_id, store.user_id, store.settings)
+
+
+def _writer(store: StoreBase[Any]) -> write.Writer:
+    return write.Writer(store.embedder.model_name, store.supersede, store.judge)
+
+
+def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
+    vectors = yield from _blocking(_embed, store, prepared.embed_texts)
+    return write.new_rows(prepared, vectors, store.embedder)
+
+
+# The blocking steps read the store's embedder when they run: the async store has none
+# before it opens, and a call is validated before that.
+
+
+def _embed(store: StoreBase[Any], texts: list[str]) -> np.ndarray[Any, Any]:
+    return store.embedder.embed_documents(texts)
+
+
+def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], float]:
+    """The query's vector and how much of the query the model reads (one trip)."""
+    return store.embedder.embed_query(text), readability(store.embedder, text)
+
+
+def _read_import(
+    store: StoreBase[Any], source: str | IO[str], user_id: str
+) -> tuple[write.Prepared, list[list[float] | None]]:
+    return transfer.read_lines(source, user_id, store.settings, store.embedder)
+
+
+def _run(
+    plan: Plan[T], user_id: str | None, conn: Conn | None = None, ef_search: int | None = None
+) -> Op[T]:
+    return (yield Run(plan, user_id, conn, ef_search))  # type: ignore[no-any-return]
+
+
+def _blocking(fn: Callable[..., T], *args: Any) -> Op[T]:
+    return (yield Blocking(fn, args))  # type: ignore[no-any-return]
+
+
+def _session(fn: Callable[[Connection], T]) -> Op[T]:
+    return (yield Session(fn))  # type: ignore[no-any-return]
+
+
+# -- plans ---------------------------------------------------------------------------
+
+
+def run_plan(
+    self: StoreBase[Any],
+    plan: Plan[T],
+    user_id: str | None,
+    conn: Conn | None = None,
+    *,
+    ef_search: int | None = None,
+) -> Op[T]:
+    """Run a plan (:mod:`memory_pg.plans`) in one transaction as ``user_id``.
+
+    The transaction is the caller's ``conn`` if given (joined, not committed);
+    ``ef_search`` also sets a search's HNSW settings in its first statement. This
+    is how jobs and tools reach the database through a store; the other methods
+    are this with a plan built from their arguments.
+    """
+    return (yield from _run(plan, user_id, conn, ef_search))
+
+
+# -- writes ----------------------------------------------------------------------------
+
+
+def add_memory(
+    self: StoreBase[Any],
+    text: str,
+    memory_type: str = "dialogue",
+    metadata: Mapping[str, Any] | None = None,
+    *,
+    user_id: str | None = None,
+    topic: str | None = None,
+    importance: float | None = None,
+    event_time: datetime | None = None,
+    expires_at: datetime | None = None,
+    context: str | None = None,
+    agent_id: str | None = None,
+    private: bool = False,
+    conn: Conn | None = None,
+) -> Op[str]:
+    """Store one memory and return its id.
+
+    An exact duplicate (same user, type and text up to case and spacing) of a
+    current memory is not stored again: its id is returned.
+
+    Args:
+        text: what to remember.
+        memory_type: ``user_profile``, ``project_status``, ``key_decision``,
+            ``todo``, ``dialogue`` or a type added in the settings.
+        metadata: a JSON object stored beside it.
+        user_id: the tenant, if not bound on the store.
+        topic: a stable key (``"database"``) that a later decision on the same
+            topic replaces.
+        importance: 0..1, default 0.5.
+        event_time: when the fact happened (default: now).
+        expires_at: when it stops being current.
+        context: text that frames this memory, such as the question a dialogue
+            turn answers: embedded and indexed with it (its words count
+            ``RankingSettings.lexical_context_weight`` of the memory's own), so
+            a search finds "Yes, last Friday" through what it answered. Not part
+            of the memory's text; returned as ``context``.
+        conn: the caller's connection, to write inside its transaction.
+    """
+    item = MemoryInput(
+        text, memory_type, metadata, topic, importance, event_time, expires_at, context, private
+    )
+    return (yield from add_memories(self, [item], user_id=user_id, agent_id=agent_id, conn=conn))[0]
+
+
+def add_memories(
+    self: StoreBase[Any],
+    items: Iterable[MemoryInput | Mapping[str, Any] | str],
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    conn: Conn | None = None,
+) -> Op[list[str]]:
+    """Store many memories: one embedding batch, one statement per 500 rows.
+
+    Items are :class:`MemoryInput`, dicts with the same keys, or plain text
+    (a ``dialogue`` memory). Either every item is valid and all are stored, or
+    a typed error names the first bad one and nothing is stored.
+    """
+    prepared = write.prepare(self.settings, _scope(self, user_id), items, agent_id)
+    if not prepared.texts:
+        return []
+    rows = yield from _rows(self, prepared)
+    return (yield from _run(write.plan_insert(rows, _writer(self)), prepared.user_id, conn))
+
+
+def replace_memory(
+    self: StoreBase[Any],
+    memory_id: str,
+    text: str,
+    *,
+    user_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    importance: float | None = None,
+    agent_id: str | None = None,
+) -> Op[str]:
+    """Update by replacement: a new memory with ``text`` replaces ``memory_id``.
+
+    The new memory keeps the old one's type, topic and (unless given) metadata
+    and importance; the old row stays, marked superseded by the new one, for
+    history. Returns the new id (the old id if the text is the same).
+    :class:`MemoryNotFound` if there is no such memory, :class:`MemoryConflict`
+    if it is no longer current.
+    """
+    uid = _scope(self, user_id)
+    old_id = write.parse_memory_id(memory_id)
+    old = yield from get(self, str(old_id), user_id=uid, agent_id=agent_id)
+    item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
+    rows = yield from _rows(self, write.prepare(self.settings, uid, [item], writer))
+    return (yield from _run(write.plan_replace(old_id, rows, _writer(self), agent_id), uid))
+
+
+def delete_memory(
+    self: StoreBase[Any], memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+) -> Op[bool]:
+    """Erase one memory and its history for good; False if there was none."""
+    uid = _scope(self, user_id)
+    return (yield from _run(write.plan_delete(uid, memory_id, self.settings, agent_id), uid))
+
+
+def clear_user_memory(self: StoreBase[Any], user_id: str | None = None) -> Op[int]:
+    """Erase every memory, buffered turn and history event of a user; returns memories gone."""
+    uid = _scope(self, user_id)
+    return (yield from _run(write.plan_clear(uid), uid))
+
+
+# -- dialogue buffer ---------------------------------------------------------------------
+
+
+def append_turn(
+    self: StoreBase[Any],
+    role: str,
+    content: str,
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+) -> Op[int]:
+    """Buffer one dialogue turn (``user``, ``assistant``, ``system``, ``tool``); returns its id.
+
+    Buffered turns wait in PostgreSQL for :meth:`commit_compaction`, so a crash
+    between a turn and its compaction loses nothing.
+    """
+    uid = _scope(self, user_id)
+    session, role, content = buffer.prepare_turn(role, content, session_id, self.settings)
+    return (yield from _run(buffer.plan_append(uid, session, role, content), uid))
+
+
+def pending_turns(
+    self: StoreBase[Any],
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    limit: int | None = None,
+) -> Op[list[dict[str, Any]]]:
+    """Turns not yet compacted, oldest first: dicts with id, session_id, role, content."""
+    uid = _scope(self, user_id)
+    return (yield from _run(buffer.plan_pending_turns(uid, session_id, limit, self.settings), uid))
+
+
+def commit_compaction(
+    self: StoreBase[Any],
+    turn_ids: Sequence[int],
+    memories: Iterable[Any],
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+) -> Op[list[str]]:
+    """Write the memories compacted from ``turn_ids`` and mark those turns consumed.
+
+    One transaction: if any of the turns was consumed by another worker (or
+    erased) first, nothing is written and ``[]`` comes back, so concurrent
+    compactions never duplicate a memory. Memories are what
+    :meth:`add_memories` takes, or the compactor's ``CompactedMemory``; each
+    records the turns it came from in ``metadata["source_turns"]``.
+    """
+    uid = _scope(self, user_id)
+    ids, prepared = buffer.prepare_commit(uid, turn_ids, memories, agent_id, self.settings)
+    insert_plan = None
+    if prepared.texts:
+        rows = yield from _rows(self, prepared)
+        insert_plan = write.plan_insert(rows, _writer(self))
+    return (yield from _run(buffer.plan_commit(uid, ids, insert_plan), uid))
+
+
+# -- reads -------------------------------------------------------------------------------
+
+
+def search(
+    self: StoreBase[Any],
+    query: str,
+    top_k: int = 5,
+    *,
+    user_id: str | None = None,
+    memory_types: Sequence[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    metadata_filter: Mapping[str, Any] | None = None,
+    as_of: datetime | None = None,
+    track_access: bool = True,
+    min_similarity: float | None = None,
+    min_lexical: float | None = None,
+    full_text_only: bool = False,
+    agent_id: str | None = None,
+    agent_ids: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> Op[list[dict[str, Any]]]:
+    """The ``top_k`` memories of a user that best match ``query``, best first.
+
+    Each result is a dict with at least ``text``, ``metadata``, ``distance``
+    (cosine), ``score``, ``id``, ``memory_type`` and the timestamps, and the
+    parts of its score so a user can see why it ranked: ``similarity``,
+    ``lexical`` (full-text), ``rrf`` (rank fusion), ``relevance``, ``recency``,
+    ``importance``, ``reinforcement`` (see :class:`RankingSettings`). Returned
+    memories count as used (``access_count``, ``last_accessed_at``) in one
+    batched statement unless ``track_access=False``.
+
+    Args:
+        query: what to look for, in any language.
+        top_k: how many results (1..1000).
+        memory_types: only these types.
+        since: only memories whose event time is at or after this.
+        until: only memories whose event time is before this.
+        metadata_filter: only memories whose metadata contains this object.
+        as_of: what was current at that past time (superseded rows included).
+        track_access: record the use of the returned memories.
+        min_similarity: drop results whose cosine similarity is below this,
+            unless ``min_lexical`` keeps them.
+        min_lexical: drop results whose full-text score (0..1) is below this,
+            unless ``min_similarity`` keeps them.
+        full_text_only: rank by the full-text leg alone, without embedding the
+            query (no model is loaded): for a caller whose model is still
+            loading. Results then carry ``full_text_only: True`` and no
+            ``similarity`` (``full_text_only: False`` otherwise); a memory that
+            shares no word with the query is not found.
+        now: the time that dates and relative times in the query ("上周",
+            "5月2号", "last Friday") are resolved against (default: ``as_of``,
+            else the current time). Memories whose event time falls in the
+            span the query names rank first (``time_match`` in the result);
+            the words that named it are left out of the full-text query.
+
+    The vector leg weighs as much as the embedding model reads of the query
+    (``readability`` in each result: 1.0 for English, about 0 for Chinese with
+    the bundled all-MiniLM-L6-v2, whose vocabulary has no Chinese words).
+    """
+    uid = _scope(self, user_id)
+    text, k = read.check_query(query, top_k, self.settings)
+    filters = read.search_filters(
+        self.settings,
+        memory_types,
+        since,
+        until,
+        metadata_filter,
+        as_of,
+        min_similarity,
+        min_lexical,
+        agent_id,
+        agent_ids,
+    )
+    at = check_time(now, "now")
+    vector, readable = None, 0.0  # without a query vector the vector leg reads nothing
+    if not full_text_only:
+        vector, readable = yield from _blocking(_query, self, text)
+    plan = read.plan_search(
+        uid, text, vector, k, filters, track_access, self.ranking, readability=readable, now=at
+    )
+    return (yield from _run(plan, uid, ef_search=self.ef_search))
+
+
+def get(
+    self: StoreBase[Any], memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+) -> Op[dict[str, Any] | None]:
+    """One memory of the user by id (current or not), or None."""
+    uid = _scope(self, user_id)
+    return (yield from _run(read.plan_get(uid, memory_id, self.settings, agent_id), uid))
+
+
+def list_memories(
+    self: StoreBase[Any],
+    *,
+    user_id: str | None = None,
+    memory_types: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    limit: int | None = None,
+    agent_id: str | None = None,
+    agent_ids: Sequence[str] | None = None,
+) -> Op[list[dict[str, Any]]]:
+    """A user's memories, newest first (superseded ones only if asked)."""
+    uid = _scope(self, user_id)
+    plan = read.plan_list(
+        uid, self.settings, memory_types, include_inactive, limit, agent_id, agent_ids
+    )
+    return (yield from _run(plan, uid))
+
+
+def history(
+    self: StoreBase[Any],
+    memory_id: str | None = None,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+) -> Op[list[dict[str, Any]]]:
+    """Lifecycle events (added, superseded, merged, expired, deleted) oldest first."""
+    uid = _scope(self, user_id)
+    return (yield from _run(read.plan_history(uid, memory_id, self.settings, agent_id), uid))
+
+
+def stats(self: StoreBase[Any], *, user_id: str | None = None) -> Op[dict[str, Any]]:
+    """Counts per memory type, for one user or (with no user) the whole database.
+
+    Raises:
+        RoleRequired: with no user, the role does not see every user (it is not
+            in ``memory_pg_maintenance``, a superuser or ``BYPASSRLS``): row-level
+            security would show it nothing, and the counts would read 0.
+    """
+    uid = _scope(self, user_id) if (user_id or self.user_id) else None
+    return (yield from _run(read.plan_stats(uid), uid))
+
+
+def healthcheck(self: StoreBase[Any]) -> Op[dict[str, Any]]:
+    """Connection, pgvector version, schema revision and embedding model, as a dict."""
+    found = yield from _run(setup.plan_health(), None)
+    revision = yield from _session(schema.current_revision)
+    head = schema.head_revision()
+    return setup.health_dict(found, revision, head, self.url, self.embedding)
+
+
+# -- export / import ----------------------------------------------------------------------
+
+
+def export_user_memory(
+    self: StoreBase[Any],
+    target: str | IO[str],
+    *,
+    user_id: str | None = None,
+    include_inactive: bool = True,
+    with_embeddings: bool = True,
+) -> Op[int]:
+    """Write a user's memories as JSON lines (a path or a text file); returns the count."""
+    uid = _scope(self, user_id)
+    rows = yield from _run(transfer.plan_export(uid, include_inactive), uid)
+    return (yield from _blocking(transfer.write_lines, target, rows, with_embeddings))
+
+
+def import_user_memory(
+    self: StoreBase[Any], source: str | IO[str], *, user_id: str | None = None
+) -> Op[int]:
+    """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
+
+    Ids, timestamps, validity and use counts are kept; vectors are reused when
+    they come from the same model and re-embedded otherwise (another model, the
+    wrong length, all zero). Rows whose id (or exact text) is already there are
+    skipped. All or nothing: a damaged line raises
+    :class:`~memory_pg.errors.InvalidImport` naming it.
+    """
+    uid = _scope(self, user_id)
+    parsed = yield from _blocking(_read_import, self, source, uid)
+    prepared, given = parsed
+    if not prepared.texts:
+        return 0
+    to_embed = transfer.texts_to_embed(prepared, given)
+    embedded: np.ndarray[Any, Any] = np.zeros((0, 0))
+    if to_embed:
+        embedded = yield from _blocking(_embed, self, to_embed)
+    rows = transfer.import_rows(prepared, given, embedded, self.embedder)
+    return (yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid))
+
+
+__all__ = ["Blocking", "Op", "Run", "Session", "StoreBase", "async_method", "sync_method"]

@@ -1,0 +1,138 @@
+"""The plan protocol: a plan is a generator that yields statements and receives their rows.
+
+A driver (:class:`~memory_pg.store.MemoryStore` on a ``Connection``,
+:class:`~memory_pg.async_store.AsyncMemoryStore` on an ``AsyncConnection``) sends
+each step's rows back as :class:`Rows` (:func:`materialise`) until the plan
+returns its value; a plan itself does no I/O, so both drivers run the same code.
+A step may also be a :class:`Bound`: a statement built once and this run's values.
+Driver errors become memory-pg's typed errors at one boundary, :func:`translate_errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Iterator
+from typing import Any, TypeVar
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.sql import Executable
+from sqlalchemy.sql.elements import TextClause
+
+from memory_pg import pooling
+from memory_pg.config import StoreSettings
+from memory_pg.errors import (
+    AccessDenied,
+    DatabaseError,
+    DatabaseUnavailable,
+    InvalidInput,
+    MemoryPgError,
+    QueryTimeout,
+    SchemaNotReady,
+    TenantViolation,
+)
+from memory_pg.sql import setup
+from memory_pg.sql.core import Bound
+
+T = TypeVar("T")
+
+
+class Rows(list[dict[str, Any]]):
+    """Rows of a statement as plain dicts, with the statement's rowcount."""
+
+    rowcount: int = -1
+
+
+#: What a plan yields: a statement, or a shared statement and the values to run it with.
+Step = Executable | tuple[Executable, dict[str, Any]]
+Plan = Generator[Step, Rows, T]
+
+
+def split_step(step: Step) -> tuple[Executable, dict[str, Any] | None]:
+    """The statement of a plan's step and its values (None: the statement carries them)."""
+    if isinstance(step, tuple):
+        return step
+    return step, None
+
+
+def materialise(result: Any) -> Rows:
+    """A driver's result (sync or async ``CursorResult``) as :class:`Rows`."""
+    rows = Rows(dict(r._mapping) for r in result) if result.returns_rows else Rows()
+    rows.rowcount = result.rowcount
+    return rows
+
+
+def one(step: Step) -> Plan[Rows]:
+    """The plan of a single statement: its rows."""
+    rows = yield step
+    return rows
+
+
+def begin(
+    user_id: str | None,
+    settings: StoreSettings,
+    pooler: str,
+    ef_search: int | None = None,
+) -> TextClause:
+    """The first statement of every transaction: the tenant, and behind a pooler the
+    statement timeout (which cannot be set when the connection starts)."""
+    timeout = settings.statement_timeout_ms if pooling.settings_per_transaction(pooler) else None
+    return setup.set_tenant(user_id, ef_search, statement_timeout_ms=timeout)
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Turn driver errors into memory-pg's typed errors, chained ``from`` the original."""
+    try:
+        yield
+    except MemoryPgError:
+        raise
+    except sa_exc.DBAPIError as exc:
+        raise translate(exc) from exc
+    except sa_exc.TimeoutError as exc:  # the pool had no free connection in time
+        raise DatabaseUnavailable(f"no database connection available: {exc}") from exc
+
+
+def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
+    """The typed error of a driver error (by SQLSTATE)."""
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None) or ""
+    name = type(orig).__name__
+    if sqlstate == "57014":
+        return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
+    if sqlstate == "42501":
+        if "row-level security" in str(orig):
+            return TenantViolation(
+                "row-level security refused a row outside this transaction's tenant "
+                f"(memory_pg.user_id): {str(orig).strip()[:300]}"
+            )
+        return AccessDenied(
+            f"permission denied: {str(orig).strip()[:300]}; grant the role memory_pg_app "
+            "(or memory_pg_maintenance for cross-user jobs), see docs/roles.md"
+        )
+    if sqlstate == "42P01":
+        return SchemaNotReady(
+            "memory-pg tables are missing: run `memory-pg migrate` (or `alembic upgrade head`)"
+        )
+    if (
+        exc.connection_invalidated
+        or isinstance(exc, sa_exc.OperationalError)
+        or (sqlstate[:2] in ("08", "57"))
+    ):
+        return DatabaseUnavailable(f"database unavailable: {name}: {str(orig).strip()[:300]}")
+    if sqlstate[:2] == "22" or sqlstate[:2] == "23":
+        return InvalidInput(f"the database refused the value: {name}: {str(orig).strip()[:300]}")
+    return DatabaseError(f"database error {sqlstate or name}: {str(orig).strip()[:300]}")
+
+
+__all__ = [
+    "Bound",
+    "Plan",
+    "Rows",
+    "Step",
+    "begin",
+    "materialise",
+    "one",
+    "split_step",
+    "translate",
+    "translate_errors",
+]

@@ -1,0 +1,207 @@
+"""Read plans: search, get, list, history and stats, and the dicts callers get (no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memory_pg._validate import (
+    check_agent_id,
+    check_agent_ids,
+    check_memory_type,
+    check_metadata,
+    check_text,
+    check_time,
+    check_top_k,
+)
+from memory_pg.config import RankingSettings, StoreSettings
+from memory_pg.errors import InvalidArgument
+from memory_pg.plans.protocol import Plan, Rows
+from memory_pg.plans.write import parse_memory_id
+from memory_pg.roles import plan_require_every_user
+from memory_pg.sql import memories
+from memory_pg.sql.search import SearchFilters, search_statement
+
+
+def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A result row as the dict callers get (ids as str; the seed's keys first)."""
+    out = dict(row)
+    for key in ("id", "superseded_by", "memory_id"):
+        if out.get(key) is not None:
+            out[key] = str(out[key])
+    if "distance" in out and out["distance"] is not None:
+        out["distance"] = float(out["distance"])
+        out.setdefault("similarity", 1.0 - out["distance"])
+    for key in SCORE_PARTS:
+        if out.get(key) is not None:
+            out[key] = float(out[key])
+    return out
+
+
+#: Score parts a search result carries beside ``score``, so a user can see why it ranked.
+SCORE_PARTS = (
+    "score",
+    "similarity",
+    "lexical",
+    "rrf",
+    "relevance",
+    "recency",
+    "importance",
+    "reinforcement",
+    "readability",
+    "time_match",
+)
+
+
+def search_filters(
+    settings: StoreSettings,
+    memory_types: Sequence[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    metadata_filter: Mapping[str, Any] | None,
+    as_of: datetime | None,
+    min_similarity: float | None = None,
+    min_lexical: float | None = None,
+    agent_id: str | None = None,
+    agent_ids: Sequence[str] | None = None,
+) -> SearchFilters:
+    """The validated filters of a search."""
+    types = None
+    if memory_types is not None:
+        if isinstance(memory_types, str):
+            memory_types = [memory_types]
+        types = tuple(check_memory_type(t, settings) for t in memory_types)
+    meta = check_metadata(metadata_filter, settings) if metadata_filter else None
+    return SearchFilters(
+        memory_types=types,
+        since=check_time(since, "since"),
+        until=check_time(until, "until"),
+        metadata=meta,
+        as_of=check_time(as_of, "as_of"),
+        min_similarity=check_gate(min_similarity, "min_similarity"),
+        min_lexical=check_gate(min_lexical, "min_lexical"),
+        agent_id=check_agent_id(agent_id, settings),
+        agent_ids=check_agent_ids(agent_ids, settings),
+    )
+
+
+def check_gate(value: object, name: str) -> float | None:
+    """A similarity or full-text threshold: None, or a number in -1..1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1 <= value <= 1:
+        raise InvalidArgument(f"{name} must be a number between -1 and 1, got {value!r}")
+    return float(value)
+
+
+def plan_search(
+    user_id: str,
+    query: str,
+    vector: np.ndarray[Any, Any] | None,
+    top_k: int,
+    filters: SearchFilters,
+    track_access: bool,
+    ranking: RankingSettings | None = None,
+    *,
+    readability: float = 1.0,
+    now: datetime | None = None,
+) -> Plan[list[dict[str, Any]]]:
+    """Rank, and record the use of what was returned, in one statement.
+
+    Run it with ``run_plan(..., ef_search=...)``: the HNSW settings are set with the
+    tenant, in the transaction's first statement. Without them, a heavy user's
+    search over the HNSW index filters the user after the scan and returns too
+    few rows. With no ``vector``, the full-text leg ranks alone.
+    """
+    # The statement is shared by every search of its shape; the values are this one's.
+    rows = yield search_statement(
+        user_id,
+        query,
+        vector,
+        top_k=top_k,
+        filters=filters,
+        ranking=ranking,
+        # A look into the past (as_of) is not a use of today's memories.
+        touch=track_access and filters.as_of is None,
+        readability=readability,
+        now=now,
+    )
+    return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
+
+
+def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:
+    """Counts per memory type, for one user or (``None``) every user."""
+    if user_id is None:  # every user: only a role that sees them all gets true counts
+        yield from plan_require_every_user("stats")
+    rows = yield memories.stats(user_id)
+    return stats_dict(rows, user_id)
+
+
+def stats_dict(rows: Rows, user_id: str | None) -> dict[str, Any]:
+    """The stats of :func:`plan_stats` rows."""
+    by_type = {
+        r["memory_type"]: {"current": r["current"], "superseded": r["superseded"]} for r in rows
+    }
+    return {
+        "user_id": user_id,
+        "memories": sum(v["current"] for v in by_type.values()),
+        "superseded": sum(v["superseded"] for v in by_type.values()),
+        "by_type": by_type,
+    }
+
+
+def plan_get(
+    user_id: str, memory_id: str, settings: StoreSettings, agent_id: str | None = None
+) -> Plan[dict[str, Any] | None]:
+    """One memory of the user by id (current or not), or None."""
+    stmt = memories.get_memory(
+        user_id, parse_memory_id(memory_id), check_agent_id(agent_id, settings)
+    )
+    return _first(stmt)
+
+
+def _first(stmt: Any) -> Plan[dict[str, Any] | None]:
+    rows = yield stmt
+    return memory_dict(rows[0]) if rows else None
+
+
+def plan_list(
+    user_id: str,
+    settings: StoreSettings,
+    memory_types: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    limit: int | None = None,
+    agent_id: str | None = None,
+    agent_ids: Sequence[str] | None = None,
+) -> Plan[list[dict[str, Any]]]:
+    """A user's memories, newest first (superseded ones only if asked)."""
+    stmt = memories.list_memories(
+        user_id,
+        memory_types=memory_types,
+        include_inactive=include_inactive,
+        limit=limit,
+        agent_id=check_agent_id(agent_id, settings),
+        agent_ids=check_agent_ids(agent_ids, settings),
+    )
+    return _all(stmt)
+
+
+def plan_history(
+    user_id: str, memory_id: str | None, settings: StoreSettings, agent_id: str | None = None
+) -> Plan[list[dict[str, Any]]]:
+    """Lifecycle events of a user (or of one memory), oldest first."""
+    mid = parse_memory_id(memory_id) if memory_id is not None else None
+    return _all(memories.history_of(user_id, mid, check_agent_id(agent_id, settings)))
+
+
+def _all(stmt: Any) -> Plan[list[dict[str, Any]]]:
+    rows = yield stmt
+    return [memory_dict(r) for r in rows]
+
+
+def check_query(query: object, top_k: object, settings: StoreSettings) -> tuple[str, int]:
+    """A search's query text and ``top_k`` (1..1000), validated."""
+    return check_text(query, settings, what="query"), check_top_k(top_k)

@@ -1,0 +1,112 @@
+"""Statements of expiry: which rows each reason forgets, and the batched delete that logs them."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    and_,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+)
+from sqlalchemy import delete as sa_delete
+
+from memory_pg.config import ForgetPolicy
+from memory_pg.sql.memories import log_events
+from memory_pg.tables import history, memories
+
+logger = logging.getLogger(__name__)
+
+m = memories
+
+
+# -- expiry ---------------------------------------------------------------------------
+
+#: Reasons a memory is forgotten, in the order they are applied (each excludes the earlier).
+FORGET_REASONS = ("expired", "superseded", "stale")
+
+#: The session advisory lock that one ``forget`` run holds.
+FORGET_LOCK = "memory_pg:job:forget"
+
+
+def _not_expired(now: ColumnElement[Any]) -> ColumnElement[bool]:
+    return or_(m.c.expires_at.is_(None), m.c.expires_at > now)
+
+
+def forget_condition(reason: str, policy: ForgetPolicy) -> ColumnElement[bool]:
+    """The rows ``reason`` removes; the three reasons never overlap."""
+    now = func.now()
+    if reason == "expired":
+        return and_(m.c.expires_at.is_not(None), m.c.expires_at <= now)
+    if reason == "superseded":
+        cutoff = now - timedelta(days=policy.superseded_retention_days)
+        return and_(m.c.superseded_at.is_not(None), m.c.superseded_at < cutoff, _not_expired(now))
+    if reason != "stale":
+        raise ValueError(reason)
+    by_age: list[ColumnElement[bool]] = []
+    listed = list(policy.max_age_days_by_type)
+    for memory_type, days in policy.max_age_days_by_type.items():
+        if days is not None:
+            by_age.append(
+                and_(m.c.memory_type == memory_type, m.c.created_at < now - timedelta(days=days))
+            )
+    by_age.append(
+        and_(
+            m.c.memory_type.not_in(listed) if listed else literal(True),
+            m.c.created_at < now - timedelta(days=policy.max_age_days),
+        )
+    )
+    return and_(
+        m.c.superseded_at.is_(None),
+        _not_expired(now),
+        m.c.access_count == 0,
+        m.c.importance < policy.importance_below,
+        or_(*by_age),
+    )
+
+
+def forget_batch(
+    reason: str, policy: ForgetPolicy, batch_size: int, run_id: str, user_id: str | None
+) -> Insert:
+    """Delete up to ``batch_size`` rows of ``reason`` and log an ``expired`` event for each.
+
+    Rows another transaction holds are skipped (``SKIP LOCKED``), so the batch never
+    waits on a writer. Returns one row per deleted memory with its type.
+    """
+    conds = [forget_condition(reason, policy)]
+    if user_id is not None:
+        conds.insert(0, m.c.user_id == user_id)
+    victims = (
+        select(m.c.user_id, m.c.id)
+        .where(*conds)
+        .limit(batch_size)
+        .with_for_update(skip_locked=True)
+        .cte("victims")
+    )
+    gone = (
+        sa_delete(m)
+        .where(tuple_(m.c.user_id, m.c.id).in_(select(victims.c.user_id, victims.c.id)))
+        .returning(m.c.user_id, m.c.id, m.c.memory_type)
+        .cte("gone")
+    )
+    detail = func.jsonb_build_object(
+        "reason", reason, "memory_type", gone.c.memory_type, "job_run", run_id
+    )
+    return log_events(select(gone.c.user_id, gone.c.id, literal("expired"), detail)).returning(
+        history.c.detail["memory_type"].astext.label("memory_type")
+    )
+
+
+def forget_counts(reason: str, policy: ForgetPolicy, user_id: str | None) -> Any:
+    """How many rows ``reason`` would remove, per type (the dry run)."""
+    stmt = select(m.c.memory_type, func.count().label("n")).where(forget_condition(reason, policy))
+    if user_id is not None:
+        stmt = stmt.where(m.c.user_id == user_id)
+    return stmt.group_by(m.c.memory_type)

@@ -1,0 +1,114 @@
+"""Session and settings statements: tenant, recorded model, vector column, health."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    Delete,
+    Insert,
+    Select,
+    TextClause,
+    delete,
+    func,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import insert
+
+from memory_pg.tables import settings
+
+_TENANT = "set_config('memory_pg.user_id', :user_id, true)"
+_HNSW = (
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', :ef, true)"
+)
+_TIMEOUT = "set_config('statement_timeout', :timeout, true)"
+
+
+#: The settings-table key holding the embedding model and dimension.
+EMBEDDING_SETTING = "embedding"
+
+
+def set_tenant(
+    user_id: str | None, ef_search: int | None = None, *, statement_timeout_ms: int | None = None
+) -> TextClause:
+    """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
+
+    With ``ef_search``, the same statement sets :func:`search_tuning`'s HNSW settings:
+    a search starts with one round trip instead of two. With ``statement_timeout_ms``,
+    it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
+    timeout cannot be set when the connection starts).
+    """
+    params: dict[str, str] = {"user_id": user_id or ""}
+    sql = "SELECT " + _TENANT
+    if ef_search is not None:
+        sql += ", " + _HNSW
+        params["ef"] = str(ef_search)
+    if statement_timeout_ms is not None:
+        sql += ", " + _TIMEOUT
+        params["timeout"] = str(int(statement_timeout_ms))
+    return text(sql).bindparams(**params)
+
+
+def read_setting(key: str) -> Select[Any]:
+    """One row of the settings table."""
+    return select(settings.c.value).where(settings.c.key == key)
+
+
+def write_setting(key: str, value: dict[str, Any]) -> Insert:
+    """Insert or replace one row of the settings table."""
+    stmt = insert(settings).values(key=key, value=value)
+    return stmt.on_conflict_do_update(
+        index_elements=[settings.c.key],
+        set_={"value": stmt.excluded.value, "updated_at": func.now()},
+    )
+
+
+def record_embedding(model: str, dimension: int) -> TextClause:
+    """Record the embedding model unless one is recorded; returns the recorded ``value``.
+
+    Runs ``memory_pg_record_embedding_v1`` (migration 0005), a ``SECURITY DEFINER``
+    function: the application role may read the settings but never write them.
+    """
+    return text("SELECT memory_pg_record_embedding_v1(:model, :dimension) AS value").bindparams(
+        model=model, dimension=dimension
+    )
+
+
+def embedding_column_dim() -> TextClause:
+    """The declared dimension of the embedding column (NULL when unconstrained)."""
+    return text(
+        "SELECT NULLIF(a.atttypmod, -1) AS dim FROM pg_attribute a "
+        "WHERE a.attrelid = 'memory_pg_memories'::regclass AND a.attname = 'embedding'"
+    )
+
+
+def resize_embedding_column(dim: int) -> list[TextClause]:
+    """Resize the (empty) embedding column; the HNSW index is rebuilt with it."""
+    return [
+        text("SELECT set_config('memory_pg.embedding_dim', :dim, true)").bindparams(dim=str(dim)),
+        text(
+            "DO $$ BEGIN EXECUTE format("
+            "'ALTER TABLE memory_pg_memories ALTER COLUMN embedding TYPE vector(%s)', "
+            "current_setting('memory_pg.embedding_dim')::int); END $$"
+        ),
+    ]
+
+
+def count_rows() -> TextClause:
+    """Whether the memories table has any row at all."""
+    return text("SELECT EXISTS (SELECT 1 FROM memory_pg_memories) AS any_rows")
+
+
+def health() -> TextClause:
+    """Server version and pgvector version, for the healthcheck."""
+    return text(
+        "SELECT current_setting('server_version') AS server_version, "
+        "(SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector_version"
+    )
+
+
+def delete_setting(key: str) -> Delete:
+    """Remove one row of the settings table."""
+    return delete(settings).where(settings.c.key == key)

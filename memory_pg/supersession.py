@@ -1,0 +1,333 @@
+"""The supersession decision: new, replaces a current memory, or repeats one (pure: no SQL, no I/O).
+
+For each new memory: is it new, does it replace a current memory of the same user
+and type (same topic key; a statement of change about the same subject; or similar
+enough and confirmed by a judge when one is configured), or does it repeat one
+(merged, nothing stored twice)? The write plan (:mod:`memory_pg.plans.write`) runs
+the decision under a per-(user, type) advisory lock, so two concurrent writers on one
+topic leave exactly one current row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from memory_pg import _facts
+from memory_pg._segment import segment
+from memory_pg.config import SupersedePolicy
+from memory_pg.sql.memories import NewMemory
+
+logger = logging.getLogger(__name__)
+
+
+#: Any callable that answers a prompt with text: an LLM client, or a test's function.
+Judge = Callable[[str], str]
+
+Action = Literal["add", "supersede", "merge"]
+
+
+# -- supersession: the pure decision --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A current memory a new one may replace or repeat."""
+
+    id: uuid.UUID
+    topic: str | None
+    text: str
+    content_hash: str
+    similarity: float
+    same_topic: bool
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one new memory.
+
+    Attributes:
+        action: ``add`` (store it), ``supersede`` (store it, mark ``targets`` as
+            replaced by it) or ``merge`` (store nothing: it repeats ``targets[0]``).
+        targets: the current memories concerned.
+        reason: ``new``, ``topic``, ``change``, ``similar``, ``judge``, ``duplicate`` or
+            ``near_duplicate``.
+        similarity: cosine similarity to the first target.
+        topic: the topic key the new memory should carry (inherited when detected).
+    """
+
+    action: Action
+    targets: tuple[uuid.UUID, ...] = ()
+    reason: str = "new"
+    similarity: float | None = None
+    topic: str | None = None
+
+
+JUDGE_PROMPT = (
+    "You maintain an agent's long-term memory. Compare two memories of the same user.\n"
+    "EXISTING: {old}\nNEW: {new}\n"
+    "Answer with exactly one word:\n"
+    "CONTRADICTS - the new memory updates or replaces the existing one (it is no longer true);\n"
+    "SAME - both state the same fact;\n"
+    "DIFFERENT - both can be true at once.\n"
+)
+
+
+def ask_judge(judge: Judge, old: str, new: str) -> Action:
+    """Ask ``judge`` whether ``new`` replaces, repeats or sits beside ``old``.
+
+    Any answer other than a clear CONTRADICTS or SAME (or an exception) keeps both:
+    losing a fact is worse than keeping one too many.
+    """
+    try:
+        answer = judge(JUDGE_PROMPT.format(old=old, new=new))
+    except Exception as exc:  # a judge is user code or a network call: never fail the write
+        logger.warning("supersession judge failed (%s): keeping both memories", type(exc).__name__)
+        return "add"
+    word = re.search(r"[A-Za-z]+", str(answer).upper())
+    verdict = word.group(0) if word else ""
+    if verdict.startswith("CONTRADICT"):
+        return "supersede"
+    if verdict == "SAME":
+        return "merge"
+    return "add"
+
+
+#: English function words left out of :func:`word_overlap` (jieba's side drops Chinese ones).
+_EN_STOPWORDS = frozenset(
+    "a an the our my your his her their its we i you he she they it is are was were be "
+    "will would shall should can could to of in on at as for with from by and or this that "
+    "these those me us them".split()
+)
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' words (jieba words for Chinese), 0..1.
+
+    The vector alone cannot tell two facts apart when the model cannot read the
+    text: all-MiniLM-L6-v2 maps "我喜欢猫" and "我讨厌狗" to the same vector (every
+    character is ``[UNK]``, cosine 1.0), and "meeting at 3pm" / "meeting at 4pm"
+    score 0.93. Merging or replacing also needs the words to agree.
+    """
+    sa, sb = segment(a), segment(b)
+    wa = (set(sa.words) - _EN_STOPWORDS) | set(sa.cjk)
+    wb = (set(sb.words) - _EN_STOPWORDS) | set(sb.cjk)
+    if not wa and not wb:
+        return 1.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def _numbers(text: str) -> list[str]:
+    seg = segment(text)
+    return [w for w in seg.words if any(ch.isdigit() for ch in w)]
+
+
+def decide(
+    *,
+    memory_type: str,
+    topic: str | None,
+    content_hash: str,
+    new_text: str,
+    candidates: Sequence[Candidate],
+    policy: SupersedePolicy,
+    judge: Judge | None = None,
+) -> Decision:
+    """Decide whether a new memory is added, replaces current ones, or repeats one.
+
+    Rules, first match wins: the same text → merge (``duplicate``); similarity at or
+    above ``merge_threshold`` → merge (``near_duplicate``); a question or other
+    non-fact (:func:`memory_pg._facts.non_fact`) → add, replacing nothing; the same
+    topic key → supersede (``topic``); for ``detect_types``: an explicit statement of
+    change about what a current memory says (:func:`memory_pg._facts.change_applies`)
+    → supersede it (``change``), or, with a ``judge``, supersede what the judge calls
+    contradicted; then the nearest memory, if similar enough, is confirmed by
+    ``judge`` (CONTRADICTS → supersede, SAME → merge), or, with no judge, replaced
+    from ``detect_threshold`` on (``similar``).
+    """
+    if not policy.enabled or not candidates:
+        return Decision("add", topic=topic)
+    for cand in candidates:
+        if cand.content_hash == content_hash:
+            return Decision("merge", (cand.id,), "duplicate", cand.similarity, topic)
+    nearest = max(candidates, key=lambda c: c.similarity)
+    overlap = word_overlap(new_text, nearest.text)
+    if (
+        nearest.similarity >= policy.merge_threshold
+        and overlap >= policy.merge_min_overlap
+        # "item 3" is not a repeat of "item 4", however alike the rest reads.
+        and _numbers(new_text) == _numbers(nearest.text)
+    ):
+        return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
+    if _facts.non_fact(new_text) is not None:
+        return Decision("add", topic=topic)  # a question never replaces anything
+    same_topic = tuple(dict.fromkeys(c.id for c in candidates if c.same_topic))
+    if same_topic:
+        return Decision("supersede", same_topic, "topic", None, topic)
+    if memory_type not in policy.detect_types:
+        return Decision("add", topic=topic)
+    changed = _changed(new_text, candidates, judge)
+    if changed:
+        inherit = topic if topic is not None else changed[0].topic
+        reason = "change" if judge is None else "judge"
+        targets = tuple(dict.fromkeys(c.id for c in changed))
+        return Decision("supersede", targets, reason, changed[0].similarity, inherit)
+    inherit = topic if topic is not None else nearest.topic
+    if judge is not None:
+        if nearest.similarity < policy.judge_threshold:
+            return Decision("add", topic=topic)
+        verdict = ask_judge(judge, nearest.text, new_text)
+        if verdict == "add":
+            return Decision("add", topic=topic)
+        return Decision(verdict, (nearest.id,), "judge", nearest.similarity, inherit)
+    if (
+        nearest.similarity >= policy.detect_threshold
+        and overlap >= policy.detect_min_overlap
+        # "第3个需求" and "第4个需求" are two facts, not one changed: when unsure, keep both.
+        and _numbers(new_text) == _numbers(nearest.text)
+        # "数据库使用 PostgreSQL" / "数据库使用 Redis 做缓存": products of two kinds, two facts.
+        and not _facts.different_kinds(new_text, nearest.text)
+    ):
+        return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
+    return Decision("add", topic=topic)
+
+
+def _changed(
+    new_text: str, candidates: Sequence[Candidate], judge: Judge | None
+) -> list[Candidate]:
+    """The candidates an explicit statement of change replaces, in candidate order.
+
+    Without a judge, the rules decide (:func:`memory_pg._facts.change_applies`); with
+    one, each candidate the rules point at is put to the judge, and only those it
+    calls contradicted are replaced (the vector cannot find them: a model that
+    cannot read Chinese gives meaningless similarities).
+    """
+    if not _facts.is_change(new_text):
+        return []
+    seen: set[uuid.UUID] = set()
+    found: list[Candidate] = []
+    for cand in candidates:
+        if cand.id in seen or not _facts.change_applies(new_text, cand.text):
+            continue
+        seen.add(cand.id)
+        if judge is None or ask_judge(judge, cand.text, new_text) == "supersede":
+            found.append(cand)
+    return found
+
+
+#: Current memories sharing words with a statement of change, compared with it.
+
+
+#: How far below the best similarity of the matrix product a row of the batch is still
+#: checked with an exact dot product (float32 rounding is far smaller).
+SCREEN_SLACK = 1e-3
+
+
+def decide_batch(
+    rows: list[NewMemory],
+    found: list[list[Candidate]],
+    policy: SupersedePolicy,
+    judge: Judge | None = None,
+) -> list[Decision]:
+    """Decide each row in order; a row also sees the rows of this batch before it.
+
+    An earlier row of the batch is a candidate like a current memory when it has
+    the same type and was neither merged away nor replaced. Of those, only the ones
+    :func:`decide` can act on are passed: the first with the same text,
+    the most similar (the first of equals) and those with the same topic key. The
+    decision is the one all of them would give, without a Python loop over every
+    pair of the batch (which made a batch of 500 cost seconds).
+    """
+    if not policy.enabled:
+        return [Decision("add", topic=row.topic) for row in rows]
+    vectors = np.asarray([row.embedding for row in rows], dtype=np.float32)
+    # A screen only: similarities are recomputed pair by pair below, as decide() saw
+    # them before, so rounding in the matrix product never changes a decision.
+    approx = vectors @ vectors.T
+    types = np.asarray([row.memory_type for row in rows], dtype=object)
+    # A memory meets only memories of its own scope (shared, or private).
+    privates = np.asarray([row.private for row in rows], dtype=bool)
+    hashes = np.asarray([row.content_hash for row in rows], dtype=object)
+    at = {row.id: i for i, row in enumerate(rows)}
+    live = np.zeros(len(rows), dtype=bool)  # earlier rows that are current memories
+    by_topic: dict[tuple[str, str], list[int]] = {}
+    gone: set[uuid.UUID] = set()  # replaced by this batch: no longer current
+    decisions: list[Decision] = []
+    for i, row in enumerate(rows):
+        cands = [c for c in found[i] if c.id not in gone]
+        eligible = live[:i] & (types[:i] == row.memory_type) & (privates[:i] == row.private)
+        if eligible.any():
+            picked = _batch_candidates(rows, i, eligible, approx, hashes, by_topic, live)
+            for j, sim in picked:
+                dj = decisions[j]
+                same_topic = row.topic is not None and dj.topic == row.topic
+                earlier = rows[j]
+                cands.append(
+                    Candidate(
+                        earlier.id,
+                        dj.topic,
+                        earlier.text,
+                        earlier.content_hash,
+                        sim,
+                        same_topic,
+                    )
+                )
+        d = decide(
+            memory_type=row.memory_type,
+            topic=row.topic,
+            content_hash=row.content_hash,
+            new_text=row.text,
+            candidates=cands,
+            policy=policy,
+            judge=judge,
+        )
+        if d.topic != row.topic:
+            rows[i] = dataclasses.replace(row, topic=d.topic)
+        decisions.append(d)
+        if d.action != "merge":
+            live[i] = True
+            if d.topic is not None:
+                by_topic.setdefault((row.memory_type, d.topic), []).append(i)
+        if d.action == "supersede":
+            gone.update(d.targets)
+            for target in d.targets:
+                if target in at:
+                    live[at[target]] = False
+    return decisions
+
+
+def _batch_candidates(
+    rows: list[NewMemory],
+    i: int,
+    eligible: np.ndarray[Any, Any],
+    approx: np.ndarray[Any, Any],
+    hashes: np.ndarray[Any, Any],
+    by_topic: dict[tuple[str, str], list[int]],
+    live: np.ndarray[Any, Any],
+) -> list[tuple[int, float]]:
+    """Earlier rows of the batch that decide() can act on for row ``i``, in batch
+    order, with their similarity to it."""
+    row = rows[i]
+    picked: set[int] = set()
+    duplicates = np.flatnonzero(eligible & (hashes[:i] == row.content_hash))
+    if duplicates.size:
+        picked.add(int(duplicates[0]))
+    if row.topic is not None:
+        picked.update(j for j in by_topic.get((row.memory_type, row.topic), ()) if eligible[j])
+    if _facts.is_change(row.text):
+        # A statement of change may replace any earlier row, however dissimilar.
+        picked.update(int(j) for j in np.flatnonzero(eligible))
+    screened = np.where(eligible, approx[i, :i], -np.inf)
+    near = np.flatnonzero(screened >= screened.max() - SCREEN_SLACK)
+    sims = {int(j): float(np.dot(rows[j].embedding, row.embedding)) for j in near}
+    # The most similar, the first of equals winning as in decide()'s max().
+    picked.add(max(sims, key=lambda j: (sims[j], -j)))
+    for j in picked - sims.keys():
+        sims[j] = float(np.dot(rows[j].embedding, row.embedding))
+    return [(j, sims[j]) for j in sorted(picked)]
