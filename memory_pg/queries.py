@@ -558,6 +558,12 @@ IDF_SAMPLE = 1000
 #: the sample no longer pulls full-text candidates (at 100k memories, 2% is about
 #: 2000 rows to score); it still scores. A query of only such words keeps its rarest.
 PULL_MAX_SHARE = 0.02
+#: For a user with more memories than the sample, the full-text leg scores at most
+#: this many matching memories, the most recent (the user's (user_id, created_at)
+#: index walks them newest first). Scoring every match of a word found in a few
+#: percent of a million memories cost ~275 ms; an older match beyond the bound
+#: is left to the vector leg (recency decay ranks it lower anyway).
+LEXICAL_SCAN_MAX = 4000
 
 
 def _lexical_leg(
@@ -669,8 +675,15 @@ def _lexical_leg(
     # candidates come from the GIN index. One branch runs; the other's one-time
     # filter is false before it reads a row.
     whole = n_recent < IDF_SAMPLE
+    pulled = (
+        select(m.c.id, m.c.search_tsv)
+        .where(*conds, ~whole, m.c.search_tsv.op("@@")(pulling))
+        .order_by(m.c.created_at.desc())
+        .limit(LEXICAL_SCAN_MAX)
+        .subquery("pulled")
+    )
     scored = []
-    for source, where in ((recent, [whole]), (m, [*conds, ~whole])):
+    for source, where in ((recent, [whole]), (pulled, [])):
         tsv = source.c.search_tsv
         own_len = func.length(func.ts_filter(tsv, literal_column("'{d}'::\"char\"[]")))
         per_term = case(
@@ -785,7 +798,14 @@ def search_statement(
         **_scope_shape(filters),
         ranking_key=_ranking_key(rs),
         ranking=rs,
-        lexical_constants=(BM25_K1, BM25_B, BM25_AVG_LENGTH, IDF_SAMPLE, PULL_MAX_SHARE),
+        lexical_constants=(
+            BM25_K1,
+            BM25_B,
+            BM25_AVG_LENGTH,
+            IDF_SAMPLE,
+            PULL_MAX_SHARE,
+            LEXICAL_SCAN_MAX,
+        ),
     )
     values: dict[str, Any] = {
         "search_user_id": user_id,
