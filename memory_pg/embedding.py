@@ -204,6 +204,11 @@ class QueryVectorCache:
                     self._items.popitem(last=False)
         return vector
 
+    def clear(self) -> None:
+        """Forget every cached vector."""
+        with self._lock:
+            self._items.clear()
+
 
 class SentenceTransformerEmbedder:
     """An :class:`Embedder` over a sentence-transformers model, loaded on first use.
@@ -228,7 +233,8 @@ class SentenceTransformerEmbedder:
         self._dimension: int | None = None
         self._lock = threading.Lock()
         self._query_instruction = _QUERY_INSTRUCTIONS.get(self.model_name, "")
-        self._queries = QueryVectorCache()
+        #: Vectors of recent queries (see :class:`QueryVectorCache`).
+        self.query_cache = QueryVectorCache()
 
     def _load(self) -> object:
         if self._model is not None:
@@ -302,7 +308,7 @@ class SentenceTransformerEmbedder:
     def embed_query(self, text: str) -> Vectors:
         """The vector for one query (with the model's query instruction, if it has one),
         from the cache of recent queries if there."""
-        return self._queries.get(text, lambda: self._encode([self._query_instruction + text])[0])
+        return self.query_cache.get(text, lambda: self._encode([self._query_instruction + text])[0])
 
     def readability(self, text: str) -> float:
         """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""

@@ -205,7 +205,8 @@ class OnnxEmbedder:
         self._session: object | None = None
         self._tokenizer: object | None = None
         self._lock = threading.Lock()
-        self._queries = QueryVectorCache()
+        #: Vectors of recent queries (see :class:`~memory_pg.embedding.QueryVectorCache`).
+        self.query_cache = QueryVectorCache()
 
     @property
     def dimension(self) -> int:
@@ -279,7 +280,7 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         """The vector for one search query (1-d), from the cache of recent queries if there."""
-        return self._queries.get(text, lambda: self._run([text])[0])
+        return self.query_cache.get(text, lambda: self._run([text])[0])
 
     def readability(self, text: str) -> float:
         """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
