@@ -55,6 +55,7 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
     search_s: list[float] = []
     write_s: list[float] = []
     errors: Counter[str] = Counter()
+    messages: dict[str, str] = {}
     acked: list[tuple[str, str]] = []
     lock = threading.Lock()
 
@@ -86,6 +87,7 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
             except Exception as exc:  # counted, not raised: the run goes on
                 with lock:
                     errors[type(exc).__name__] += 1
+                    messages.setdefault(type(exc).__name__, str(exc)[:300])
 
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
     t0 = time.perf_counter()
@@ -113,6 +115,7 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
             "p99": pct(write_s, 0.99),
         },
         "errors": dict(errors),
+        "error_messages": messages,
         "acknowledged_writes": len(acked),
         "lost_writes": lost,
         "load_average": os.getloadavg()[0],
@@ -127,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--users", type=int, default=20)
     p.add_argument("--seed", type=int, default=20, help="memories per user before the run")
     p.add_argument("--backend", default="auto", help="embedding backend: auto, onnx, torch")
+    p.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads per call")
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "concurrency.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -135,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     from memory_pg.embedding import get_embedder
     from memory_pg.store import MemoryStore
 
-    embedder = get_embedder("all-MiniLM-L6-v2", backend=args.backend)
+    embedder: Any = get_embedder("all-MiniLM-L6-v2", backend=args.backend)
+    if args.threads:
+        from memory_pg.onnx_embedding import OnnxEmbedder
+
+        embedder = OnnxEmbedder(threads=args.threads)
     embedder.embed_query("warm-up")
     home = tempfile.mkdtemp(prefix="memory-pg-concurrency-")
     store = MemoryStore(home=home, embedder=embedder)
@@ -159,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python benchmarks/concurrency.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "embedder": type(embedder).__name__,
+        "onnx_threads": getattr(embedder, "threads", None),
         "levels": levels,
     }
     out = Path(args.out)
