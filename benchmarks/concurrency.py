@@ -90,12 +90,16 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
                     messages.setdefault(type(exc).__name__, str(exc)[:300])
 
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
+    # This process's CPU (model, driver, Python; not PostgreSQL's): unlike wall time,
+    # it does not grow with the machine's load.
+    cpu = time.process_time() - cpu0
     lost = sum(1 for user, mid in acked if store.get(mid, user_id=user) is None)
     return {
         "callers": n,
@@ -114,6 +118,7 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
             "p95": pct(write_s, 0.95),
             "p99": pct(write_s, 0.99),
         },
+        "client_cpu_ms_per_call": round(1000 * cpu / max(len(search_s) + len(write_s), 1), 1),
         "errors": dict(errors),
         "error_messages": messages,
         "acknowledged_writes": len(acked),
