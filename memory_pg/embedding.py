@@ -345,20 +345,23 @@ def get_embedder(model_name: str, *, device: str = "cpu", backend: str | None = 
 
     ``backend`` is ``auto`` (default: ``MEMORY_PG_EMBEDDING_BACKEND``, else auto),
     ``onnx`` (the bundled model only, see :mod:`memory_pg.onnx_embedding`) or ``torch``.
-    Both give the same vectors under the same model name.
+    Both give the same vectors under the same model name. Under ``auto``, a model
+    that cannot be exported to ONNX runs on torch (with a warning).
     """
     name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
-    chosen = _pick_backend(name, device, backend or embedding_backend_from_env())
+    requested = backend or embedding_backend_from_env()
+    chosen = _pick_backend(name, device, requested)
+    key = (name, device, f"{chosen}:{requested}")
     with _cache_lock:
-        embedder = _cache.get((name, device, chosen))
+        embedder = _cache.get(key)
         if embedder is None:
             if chosen == "onnx":
                 from memory_pg.onnx_embedding import OnnxEmbedder
 
-                embedder = OnnxEmbedder(name)
+                embedder = OnnxEmbedder(name, fall_back=requested == "auto")
             else:
                 embedder = SentenceTransformerEmbedder(name, device=device)
-            _cache[(name, device, chosen)] = embedder
+            _cache[key] = embedder
         return embedder
 
 

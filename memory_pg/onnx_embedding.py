@@ -28,9 +28,12 @@ import numpy as np
 from memory_pg.config import BUNDLED_EMBEDDING_MODEL
 from memory_pg.embedding import (
     KNOWN_DIMENSIONS,
+    Embedder,
     QueryVectorCache,
+    SentenceTransformerEmbedder,
     Vectors,
     bundled_model_path,
+    readability,
     tokenizer_readability,
 )
 from memory_pg.errors import ConfigurationError, EmbeddingError
@@ -183,6 +186,9 @@ class OnnxEmbedder:
         batch_size: texts per forward pass when storing.
         threads: ONNX Runtime's threads per call; default the machine's cores, at
             most 4. Concurrent callers run in parallel (the runtime releases the GIL).
+        fall_back: when the model cannot be exported (no writable cache folder, an
+            exporter that fails), run the torch model instead, with a warning,
+            rather than raise :class:`~memory_pg.errors.EmbeddingError`.
     """
 
     def __init__(
@@ -192,6 +198,7 @@ class OnnxEmbedder:
         cache_dir: Path | None = None,
         batch_size: int = 64,
         threads: int | None = None,
+        fall_back: bool = False,
     ) -> None:
         if model_name != BUNDLED_EMBEDDING_MODEL:
             raise ConfigurationError(
@@ -204,6 +211,8 @@ class OnnxEmbedder:
         self.threads = threads or min(os.cpu_count() or 1, 4)
         self._session: object | None = None
         self._tokenizer: object | None = None
+        self.fall_back = fall_back
+        self._torch: Embedder | None = None
         self._lock = threading.Lock()
         #: Vectors of recent queries (see :class:`~memory_pg.embedding.QueryVectorCache`).
         self.query_cache = QueryVectorCache()
@@ -213,11 +222,17 @@ class OnnxEmbedder:
         """384: the bundled model's vector length, known without loading it."""
         return KNOWN_DIMENSIONS[self.model_name]
 
+    def _instead(self) -> Embedder | None:
+        """The torch model that stands in when the export failed and ``fall_back`` is set."""
+        if self._session is None and self._torch is None:
+            self._load()
+        return self._torch
+
     def _load(self) -> tuple[object, object]:
         if self._session is not None and self._tokenizer is not None:
             return self._session, self._tokenizer
         with self._lock:
-            if self._session is None or self._tokenizer is None:
+            if self._torch is None and (self._session is None or self._tokenizer is None):
                 try:
                     import onnxruntime
                     from tokenizers import Tokenizer
@@ -227,7 +242,14 @@ class OnnxEmbedder:
                         "pip install onnxruntime onnx (or MEMORY_PG_EMBEDDING_BACKEND=torch)"
                     ) from exc
                 model_dir = bundled_model_path()
-                path = ensure_onnx_model(model_dir, self.cache_dir)
+                try:
+                    path = ensure_onnx_model(model_dir, self.cache_dir)
+                except EmbeddingError:
+                    if not self.fall_back:
+                        raise
+                    logger.warning("running %s on torch instead", self.model_name, exc_info=True)
+                    self._torch = SentenceTransformerEmbedder(self.model_name)
+                    return self._session, self._tokenizer  # unused: _instead() answers
                 config = json.loads((model_dir / "sentence_bert_config.json").read_text())
                 tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
                 # The file pads and truncates to 128; sentence-transformers reads
@@ -252,6 +274,9 @@ class OnnxEmbedder:
         return self._session, self._tokenizer
 
     def _run(self, texts: Sequence[str]) -> Vectors:
+        instead = self._instead()
+        if instead is not None:
+            return instead.embed_documents(texts)
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(list(texts))  # type: ignore[attr-defined]
         feed = {
@@ -284,6 +309,9 @@ class OnnxEmbedder:
 
     def readability(self, text: str) -> float:
         """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
+        instead = self._instead()
+        if instead is not None:
+            return readability(instead, text)
         _, tokenizer = self._load()
         return tokenizer_readability(_Tokens(tokenizer), text)
 

@@ -17,7 +17,7 @@ from memory_pg.embedding import (
     get_embedder,
     readability,
 )
-from memory_pg.errors import ConfigurationError
+from memory_pg.errors import ConfigurationError, EmbeddingError
 from memory_pg.onnx_embedding import OnnxEmbedder, ensure_onnx_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -136,3 +136,18 @@ def test_a_repeated_query_is_embedded_once() -> None:
     cache.get("a", lambda: compute("a"))
     cache.get("b", lambda: compute("b"))
     assert calls == ["a", "b", "c", "b"]
+
+
+def test_an_export_that_cannot_be_written_runs_on_torch_when_allowed(
+    tmp_path: Path, torch_model: SentenceTransformerEmbedder
+) -> None:
+    # A cache folder that cannot be made: under a plain file.
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(EmbeddingError, match="MEMORY_PG_EMBEDDING_BACKEND=torch"):
+        OnnxEmbedder(cache_dir=blocked / "onnx").embed_query("where do I live?")
+    stand_in = OnnxEmbedder(cache_dir=blocked / "onnx", fall_back=True)
+    query = stand_in.embed_query("where do I live?")
+    assert float(query @ torch_model.embed_query("where do I live?")) >= 0.999
+    assert readability(stand_in, "数据库选型") == 0.0
+    assert not (blocked / "onnx").exists()
