@@ -562,7 +562,9 @@ PULL_MAX_SHARE = 0.02
 #: this many matching memories, the most recent (the user's (user_id, created_at)
 #: index walks them newest first). Scoring every match of a word found in a few
 #: percent of a million memories cost ~275 ms; an older match beyond the bound
-#: is left to the vector leg (recency decay ranks it lower anyway).
+#: is left to the vector leg (recency decay ranks it lower anyway). Measured at
+#: 100k (benchmarks/lexical_bound.py): queries of only common words p95 165 -> 97 ms,
+#: 0.963 of the unbounded top 10 kept when all rows share one time (the worst case).
 LEXICAL_SCAN_MAX = 4000
 
 
