@@ -14,6 +14,7 @@ promises) for little gain on short queries.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -48,13 +49,12 @@ _export_lock = threading.Lock()
 
 
 def onnx_available() -> bool:
-    """True when ONNX Runtime and the exporter's ``onnx`` package are importable."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when ONNX Runtime and the exporter's ``onnx`` package are installed.
+
+    Looked up without importing them: choosing a backend costs a command that
+    embeds nothing no start-up time.
+    """
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
 
 
 def default_cache_dir() -> Path:

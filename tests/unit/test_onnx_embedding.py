@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -151,3 +153,20 @@ def test_an_export_that_cannot_be_written_runs_on_torch_when_allowed(
     assert float(query @ torch_model.embed_query("where do I live?")) >= 0.999
     assert readability(stand_in, "数据库选型") == 0.0
     assert not (blocked / "onnx").exists()
+
+
+def test_with_the_model_exported_a_process_embeds_without_torch(cache_dir: Path) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory_pg.onnx_embedding import OnnxEmbedder\n"
+        f"e = OnnxEmbedder(cache_dir=Path({str(cache_dir)!r}))\n"
+        "assert e.embed_query('where do I live?').shape == (384,)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
