@@ -35,6 +35,13 @@ def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
 
 
+def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
+    """How the embedding model runs: ``MEMORY_PG_EMBEDDING_BACKEND`` (``auto``,
+    ``onnx`` or ``torch``), else ``auto``."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_EMBEDDING_BACKEND")
+    return value.strip().lower() if value else "auto"
+
+
 def maintenance_database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The URL of cross-user jobs (forget, consolidate, stats of all users).
 

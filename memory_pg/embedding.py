@@ -5,14 +5,19 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from memory_pg.config import BUNDLED_EMBEDDING_MODEL, CHINESE_EMBEDDING_MODEL
+from memory_pg.config import (
+    BUNDLED_EMBEDDING_MODEL,
+    CHINESE_EMBEDDING_MODEL,
+    embedding_backend_from_env,
+)
 from memory_pg.errors import ConfigurationError, EmbeddingError
 
 logger = logging.getLogger(__name__)
@@ -166,6 +171,45 @@ def resolve_model_name(configured: str | None) -> str:
     return BUNDLED_EMBEDDING_MODEL
 
 
+class QueryVectorCache:
+    """The vectors of one model's most recent distinct queries, the least recently used
+    dropped first: an agent asks the same thing again within a turn or two, and a
+    query's vector costs far more than a search.
+
+    Thread-safe; hands out copies, so a caller that changes its vector changes no one
+    else's. Holds query text in this process's memory only.
+
+    Args:
+        size: how many distinct queries to keep; 0 keeps none.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str, compute: Callable[[], Vectors]) -> Vectors:
+        """The cached vector for ``text``, else ``compute()``'s, kept for next time."""
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:
+                self._items.move_to_end(text)
+                return hit.copy()
+        vector = compute()
+        if self.size > 0:
+            with self._lock:
+                self._items[text] = vector.copy()
+                self._items.move_to_end(text)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+        return vector
+
+    def clear(self) -> None:
+        """Forget every cached vector."""
+        with self._lock:
+            self._items.clear()
+
+
 class SentenceTransformerEmbedder:
     """An :class:`Embedder` over a sentence-transformers model, loaded on first use.
 
@@ -189,6 +233,8 @@ class SentenceTransformerEmbedder:
         self._dimension: int | None = None
         self._lock = threading.Lock()
         self._query_instruction = _QUERY_INSTRUCTIONS.get(self.model_name, "")
+        #: Vectors of recent queries (see :class:`QueryVectorCache`).
+        self.query_cache = QueryVectorCache()
 
     def _load(self) -> object:
         if self._model is not None:
@@ -260,9 +306,9 @@ class SentenceTransformerEmbedder:
         return self._encode(texts)
 
     def embed_query(self, text: str) -> Vectors:
-        """The vector for one query (with the model's query instruction, if it has one)."""
-        vector: Vectors = self._encode([self._query_instruction + text])[0]
-        return vector
+        """The vector for one query (with the model's query instruction, if it has one),
+        from the cache of recent queries if there."""
+        return self.query_cache.get(text, lambda: self._encode([self._query_instruction + text])[0])
 
     def readability(self, text: str) -> float:
         """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
@@ -272,22 +318,57 @@ class SentenceTransformerEmbedder:
         return tokenizer_readability(tokenizer, text)
 
 
-_cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+#: How a model runs: ``auto`` is ONNX Runtime for the bundled model on the CPU
+#: (when onnxruntime is installed), torch for everything else.
+EMBEDDING_BACKENDS = ("auto", "onnx", "torch")
+
+_cache: dict[tuple[str, str, str], Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def get_embedder(model_name: str, *, device: str = "cpu") -> SentenceTransformerEmbedder:
-    """A process-wide shared embedder per model, so many stores load a model once."""
+def _pick_backend(name: str, device: str, backend: str) -> str:
+    if backend not in EMBEDDING_BACKENDS:
+        raise ConfigurationError(
+            f"unknown embedding backend {backend!r}: use one of {', '.join(EMBEDDING_BACKENDS)}"
+        )
+    if backend != "auto":
+        return backend
+    if name != BUNDLED_EMBEDDING_MODEL or device != "cpu":
+        return "torch"
+    from memory_pg.onnx_embedding import onnx_available
+
+    return "onnx" if onnx_available() else "torch"
+
+
+def get_embedder(model_name: str, *, device: str = "cpu", backend: str | None = None) -> Embedder:
+    """A process-wide shared embedder per model, so many stores load a model once.
+
+    ``backend`` is ``auto`` (default: ``MEMORY_PG_EMBEDDING_BACKEND``, else auto),
+    ``onnx`` (the bundled model only, see :mod:`memory_pg.onnx_embedding`) or ``torch``.
+    Both give the same vectors under the same model name. Under ``auto``, a model
+    that cannot be exported to ONNX runs on torch (with a warning).
+    """
     name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
+    requested = backend or embedding_backend_from_env()
+    chosen = _pick_backend(name, device, requested)
+    key = (name, device, f"{chosen}:{requested}")
     with _cache_lock:
-        embedder = _cache.get((name, device))
+        embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[(name, device)] = SentenceTransformerEmbedder(name, device=device)
+            if chosen == "onnx":
+                from memory_pg.onnx_embedding import OnnxEmbedder
+
+                embedder = OnnxEmbedder(name, fall_back=requested == "auto")
+            else:
+                embedder = SentenceTransformerEmbedder(name, device=device)
+            _cache[key] = embedder
         return embedder
 
 
 __all__ = [
+    "EMBEDDING_BACKENDS",
     "Embedder",
+    "QueryVectorCache",
     "SentenceTransformerEmbedder",
     "Vectors",
     "bundled_model_path",

@@ -300,6 +300,7 @@ def search_statement(
             BM25_AVG_LENGTH,
             lexical.IDF_SAMPLE,
             lexical.PULL_MAX_SHARE,
+            lexical.LEXICAL_SCAN_MAX,
         ),
     )
     values: dict[str, Any] = {

@@ -35,7 +35,7 @@ def set_tenant(
 ) -> TextClause:
     """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
 
-    With ``ef_search``, the same statement sets :func:`search_tuning`'s HNSW settings:
+    With ``ef_search``, the same statement sets the HNSW search settings:
     a search starts with one round trip instead of two. With ``statement_timeout_ms``,
     it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
     timeout cannot be set when the connection starts).

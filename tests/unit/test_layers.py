@@ -31,6 +31,7 @@ BASE = {
     "tables",
     "pooling",
     "embedding",
+    "onnx_embedding",
     "server",
     "schema",
 }

@@ -1,0 +1,186 @@
+"""Many callers at once through one MemoryStore: throughput and latency from 1 to 32 threads.
+
+At each level N, ``N * 6 // 16`` threads write (``add_memories`` of 2 memories)
+and the rest search (``search``, top 10), for ``--duration`` seconds, over
+``--users`` users seeded with ``--seed`` memories each; at 16 callers that is 6
+writers and 10 searchers. Every query is a new text (three words drawn from a
+list), so each search embeds its query: the cache of recent queries does not
+help. Afterwards every acknowledged write is looked up: ``lost_writes`` must be 0.
+
+    python benchmarks/concurrency.py                          # 1..32, 10 s a level
+    python benchmarks/concurrency.py --levels 16 --backend torch --duration 20
+
+Not a test: a measurement; the machine's load average is in the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+WORDS = (
+    "database deploy tea payments search tests frontend billing coffee berlin paris "
+    "meeting friday budget invoice sister dog garden holiday flight hotel doctor "
+    "project deadline review release bug customer contract salary gym piano novel "
+    "recipe pasta allergy birthday wedding school exam python postgres kafka redis "
+    "cloud laptop phone camera bicycle train weekend morning evening plan idea"
+).split()
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """The q-quantile in milliseconds, one decimal (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -> dict[str, Any]:
+    """N callers for ``seconds``; latencies, throughput, errors, acknowledged ids."""
+    writers = n * 6 // 16
+    stop = time.perf_counter() + seconds
+    search_s: list[float] = []
+    write_s: list[float] = []
+    errors: Counter[str] = Counter()
+    messages: dict[str, str] = {}
+    acked: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def caller(i: int) -> None:
+        rng = random.Random(seed * 1000 + i)
+        writing = i < writers
+        while time.perf_counter() < stop:
+            user = rng.choice(users)
+            t0 = time.perf_counter()
+            try:
+                if writing:
+                    texts = [
+                        " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
+                        for _ in range(2)
+                    ]
+                    ids = store.add_memories(texts, user_id=user)
+                    took = time.perf_counter() - t0
+                    with lock:
+                        write_s.append(took)
+                        acked.extend((user, mid) for mid in ids)
+                else:
+                    query = (
+                        " ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"
+                    )
+                    store.search(query, user_id=user, top_k=10)
+                    took = time.perf_counter() - t0
+                    with lock:
+                        search_s.append(took)
+            except Exception as exc:  # counted, not raised: the run goes on
+                with lock:
+                    errors[type(exc).__name__] += 1
+                    messages.setdefault(type(exc).__name__, str(exc)[:300])
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    # This process's CPU (model, driver, Python; not PostgreSQL's): unlike wall time,
+    # it does not grow with the machine's load.
+    cpu = time.process_time() - cpu0
+    lost = sum(1 for user, mid in acked if store.get(mid, user_id=user) is None)
+    return {
+        "callers": n,
+        "writers": writers,
+        "searchers": n - writers,
+        "wall_s": round(wall, 1),
+        "searches_per_s": round(len(search_s) / wall, 1),
+        "writes_per_s": round(len(write_s) / wall, 1),
+        "search_ms": {
+            "p50": pct(search_s, 0.5),
+            "p95": pct(search_s, 0.95),
+            "p99": pct(search_s, 0.99),
+        },
+        "write_ms": {
+            "p50": pct(write_s, 0.5),
+            "p95": pct(write_s, 0.95),
+            "p99": pct(write_s, 0.99),
+        },
+        "client_cpu_ms_per_call": round(1000 * cpu / max(len(search_s) + len(write_s), 1), 1),
+        "errors": dict(errors),
+        "error_messages": messages,
+        "acknowledged_writes": len(acked),
+        "lost_writes": lost,
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Seed the users, run each level, print and write JSON."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--levels", default="1,2,4,8,16,32")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds per level")
+    p.add_argument("--users", type=int, default=20)
+    p.add_argument("--seed", type=int, default=20, help="memories per user before the run")
+    p.add_argument("--backend", default="auto", help="embedding backend: auto, onnx, torch")
+    p.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads per call")
+    p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "concurrency.json"))
+    args = p.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    from memory_pg.embedding import get_embedder
+    from memory_pg.store import MemoryStore
+
+    embedder: Any = get_embedder("all-MiniLM-L6-v2", backend=args.backend)
+    if args.threads:
+        from memory_pg.onnx_embedding import OnnxEmbedder
+
+        embedder = OnnxEmbedder(threads=args.threads)
+    embedder.embed_query("warm-up")
+    home = tempfile.mkdtemp(prefix="memory-pg-concurrency-")
+    store = MemoryStore(home=home, embedder=embedder)
+    rng = random.Random(0)
+    users = [f"user-{i}" for i in range(args.users)]
+    levels: list[dict[str, Any]] = []
+    try:
+        for user in users:
+            store.add_memories(
+                [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(args.seed)],
+                user_id=user,
+            )
+        for n in (int(x) for x in args.levels.split(",")):
+            level = run_level(store, users, n, args.duration, seed=n)
+            levels.append(level)
+            print(json.dumps(level), flush=True)
+    finally:
+        store.close()
+    report = {
+        "benchmark": "concurrent callers through one MemoryStore (threads)",
+        "command": "python benchmarks/concurrency.py " + " ".join(argv or sys.argv[1:]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+        "embedder": type(embedder).__name__,
+        "onnx_threads": getattr(embedder, "threads", None),
+        "levels": levels,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

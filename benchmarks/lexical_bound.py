@@ -1,0 +1,146 @@
+"""A heavy user's search with the full-text leg bounded (LEXICAL_SCAN_MAX) beside unbounded.
+
+One user holding ``--rows`` synthetic memories (``search_latency.py``'s fill:
+random unit vectors, 12 words each from a Zipf-like vocabulary, so ``w0``..``w9``
+are in a large share of the rows). Each query is searched with the bound and
+without it (``LEXICAL_SCAN_MAX`` = 10**9, the previous statement), taking turns,
+on the same data: server execution time (EXPLAIN ANALYZE) p50/p95 per side, and
+what the bound costs in recall: the share of the unbounded search's top 10
+that the bounded one also returns.
+
+``--kind common``: three of the ten most common words (the template text's worst
+case, every word common); ``--kind zipf``: words drawn like the rows'.
+
+    python benchmarks/lexical_bound.py --rows 100000 --home /tmp/lex --keep
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.search_latency import FILL  # noqa: E402
+from memory_pg.sql import lexical, search  # noqa: E402
+from memory_pg.sql.core import vector_literal  # noqa: E402
+from memory_pg.sql.setup import set_tenant  # noqa: E402
+from memory_pg.store import MemoryStore  # noqa: E402
+
+UNBOUNDED = 10**9
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fill (or reuse) the user, time both statements per query, write JSON."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=30)
+    p.add_argument("--home", default=None)
+    p.add_argument("--keep", action="store_true", help="reuse the rows when already there")
+    p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "lexical_bound.json"))
+    args = p.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    store = MemoryStore(
+        home=args.home or tempfile.mkdtemp(prefix="memory-pg-lex-"),
+        embedding_model="all-MiniLM-L6-v2",
+    )
+    dim = 384
+    user = "lexical-bench"
+    rng = np.random.default_rng(11)
+    bound = lexical.LEXICAL_SCAN_MAX
+    report: dict[str, Any] = {
+        "benchmark": "full-text leg bound, one heavy user",
+        "rows": args.rows,
+        "bound": bound,
+        "command": "python benchmarks/lexical_bound.py " + " ".join(argv or sys.argv[1:]),
+        "machine": f"{os.cpu_count()} cpus, shared",
+        "load_average_before": os.getloadavg(),
+    }
+    try:
+        with store.engine.begin() as c:
+            c.execute(set_tenant(user))
+            have = c.execute(
+                text("SELECT count(*) FROM memory_pg_memories WHERE user_id = :u"), {"u": user}
+            ).scalar_one()
+        if not (args.keep and have == args.rows):
+            t0 = time.perf_counter()
+            with store.engine.begin() as c:
+                c.execute(text("SET LOCAL statement_timeout = 0"))
+                c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
+                for start in range(1, args.rows + 1, 5_000):
+                    stop = min(args.rows, start + 4_999)
+                    c.execute(FILL, {"user_id": user, "start": start, "stop": stop, "dim": dim})
+            with store.engine.connect() as c:
+                c.execution_options(isolation_level="AUTOCOMMIT").execute(
+                    text("VACUUM ANALYZE memory_pg_memories")
+                )
+            report["fill_s"] = round(time.perf_counter() - t0, 1)
+            print("filled", report["fill_s"], "s", flush=True)
+        for kind in ("common", "zipf"):
+            ms: dict[str, list[float]] = {"bounded": [], "unbounded": []}
+            overlap: list[float] = []
+            for _ in range(args.queries):
+                v = rng.standard_normal(dim).astype(np.float32)
+                v /= np.linalg.norm(v)
+                if kind == "common":
+                    picks = rng.choice(10, size=3, replace=False)
+                else:
+                    picks = [int(rng.random() ** 3 * 20000) for _ in range(3)]
+                words = " ".join(f"w{int(w)}" for w in picks)
+                top: dict[str, list[Any]] = {}
+                for side, limit in (("unbounded", UNBOUNDED), ("bounded", bound)):
+                    lexical.LEXICAL_SCAN_MAX = limit
+                    stmt, values = search.search_statement(
+                        user,
+                        words,
+                        v,
+                        top_k=10,
+                        filters=search.SearchFilters(),
+                        ranking=store.ranking,
+                    )
+                    with store.engine.begin() as c:
+                        c.execute(set_tenant(user, store.ef_search))
+                        compiled = stmt.compile(dialect=c.dialect)
+                        params: dict[str, Any] = compiled.construct_params(values)
+                        params["query_vector"] = vector_literal(v)
+                        top[side] = [r[0] for r in c.exec_driver_sql(str(compiled), params)]
+                        row = c.exec_driver_sql(
+                            "EXPLAIN (ANALYZE, FORMAT JSON) " + str(compiled), params
+                        ).scalar_one()
+                        ms[side].append(row[0]["Planning Time"] + row[0]["Execution Time"])
+                lexical.LEXICAL_SCAN_MAX = bound
+                if top["unbounded"]:
+                    kept = set(top["bounded"]) & set(top["unbounded"])
+                    overlap.append(len(kept) / len(top["unbounded"]))
+            report[kind] = {
+                side: {
+                    "p50_ms": round(statistics.median(v), 1),
+                    "p95_ms": round(float(np.percentile(v, 95)), 1),
+                }
+                for side, v in ms.items()
+            }
+            report[kind]["top10_kept_by_bound"] = round(statistics.mean(overlap), 3)
+            print(kind, report[kind], flush=True)
+        report["load_average_after"] = os.getloadavg()
+    finally:
+        lexical.LEXICAL_SCAN_MAX = bound
+        store.close()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

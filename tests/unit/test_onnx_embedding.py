@@ -1,0 +1,172 @@
+"""The bundled model on ONNX Runtime: the torch model's vectors; recent queries cached."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_pg.config import BUNDLED_EMBEDDING_MODEL, embedding_backend_from_env
+from memory_pg.embedding import (
+    QueryVectorCache,
+    SentenceTransformerEmbedder,
+    bundled_model_path,
+    get_embedder,
+    readability,
+)
+from memory_pg.errors import ConfigurationError, EmbeddingError
+from memory_pg.onnx_embedding import OnnxEmbedder, ensure_onnx_model
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TEXTS = [
+    "hi",
+    "",
+    "I moved to Berlin last spring and started a new job at a bakery.",
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "What did Melanie paint recently?",
+    "李明喜欢吃饺子",
+    "PostgreSQL 还是 MySQL？",
+    "emoji 🎉 and accents: ünïcödé, naïve café",
+    # Longer than the model's 256 tokens: both must cut it at the same place.
+    "the quick brown fox jumps over the lazy dog " * 60,
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An export built by two threads at once into an empty folder."""
+    folder = tmp_path_factory.mktemp("onnx")
+    paths: list[Path] = []
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            paths.append(ensure_onnx_model(bundled_model_path(), folder))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(set(paths)) == 1
+    return folder
+
+
+@pytest.fixture(scope="module")
+def onnx(cache_dir: Path) -> OnnxEmbedder:
+    return OnnxEmbedder(cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="module")
+def torch_model() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(BUNDLED_EMBEDDING_MODEL)
+
+
+def test_a_concurrent_build_leaves_one_whole_file(cache_dir: Path, onnx: OnnxEmbedder) -> None:
+    assert [p.suffix for p in cache_dir.iterdir()] == [".onnx"]
+    # A second embedder reuses the file rather than exporting again.
+    (built,) = cache_dir.iterdir()
+    before = built.stat().st_mtime_ns
+    again = OnnxEmbedder(cache_dir=cache_dir)
+    assert again.embed_documents(["reused"]).shape == (1, 384)
+    assert built.stat().st_mtime_ns == before
+
+
+def test_onnx_vectors_match_the_torch_model(
+    onnx: OnnxEmbedder, torch_model: SentenceTransformerEmbedder
+) -> None:
+    expected = torch_model.embed_documents(TEXTS)
+    stored = onnx.embed_documents(TEXTS)
+    assert stored.shape == expected.shape == (len(TEXTS), 384)
+    assert stored.dtype == np.float32
+    cosine = (stored * expected).sum(axis=1)
+    assert cosine.min() >= 0.999, dict(zip(TEXTS, cosine.round(4).tolist(), strict=True))
+    for text in TEXTS:
+        query = onnx.embed_query(text)
+        assert query.shape == (384,)
+        assert float(query @ torch_model.embed_query(text)) >= 0.999
+    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-5)
+
+
+def test_onnx_reads_what_the_torch_model_reads(
+    onnx: OnnxEmbedder, torch_model: SentenceTransformerEmbedder
+) -> None:
+    for text in TEXTS:
+        assert readability(onnx, text) == pytest.approx(readability(torch_model, text))
+    assert readability(onnx, "数据库选型") == 0.0
+
+
+def test_the_onnx_backend_runs_only_the_bundled_model() -> None:
+    with pytest.raises(ConfigurationError, match="MEMORY_PG_EMBEDDING_BACKEND=torch"):
+        get_embedder("BAAI/bge-small-zh-v1.5", backend="onnx")
+    with pytest.raises(ConfigurationError, match="unknown embedding backend"):
+        get_embedder("all-MiniLM-L6-v2", backend="tensorflow")
+
+
+def test_the_backend_is_chosen_by_setting() -> None:
+    assert embedding_backend_from_env({}) == "auto"
+    assert embedding_backend_from_env({"MEMORY_PG_EMBEDDING_BACKEND": " ONNX "}) == "onnx"
+    assert isinstance(get_embedder("bundled", backend="torch"), SentenceTransformerEmbedder)
+    assert isinstance(get_embedder("bundled", backend="onnx"), OnnxEmbedder)
+    # auto: ONNX for the bundled model (onnxruntime is installed here).
+    assert isinstance(get_embedder("all-MiniLM-L6-v2", backend="auto"), OnnxEmbedder)
+
+
+def test_a_repeated_query_is_embedded_once() -> None:
+    calls: list[str] = []
+    cache = QueryVectorCache(size=2)
+
+    def compute(text: str) -> np.ndarray:
+        calls.append(text)
+        return np.full(3, float(len(calls)), dtype=np.float32)
+
+    first = cache.get("a", lambda: compute("a"))
+    first[:] = -1.0  # a caller changing its copy changes no one else's
+    assert cache.get("a", lambda: compute("a")).tolist() == [1.0, 1.0, 1.0]
+    cache.get("b", lambda: compute("b"))
+    cache.get("a", lambda: compute("a"))  # "a" is now the most recent
+    cache.get("c", lambda: compute("c"))  # drops "b", the least recently used
+    cache.get("a", lambda: compute("a"))
+    cache.get("b", lambda: compute("b"))
+    assert calls == ["a", "b", "c", "b"]
+
+
+def test_an_export_that_cannot_be_written_runs_on_torch_when_allowed(
+    tmp_path: Path, torch_model: SentenceTransformerEmbedder
+) -> None:
+    # A cache folder that cannot be made: under a plain file.
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(EmbeddingError, match="MEMORY_PG_EMBEDDING_BACKEND=torch"):
+        OnnxEmbedder(cache_dir=blocked / "onnx").embed_query("where do I live?")
+    stand_in = OnnxEmbedder(cache_dir=blocked / "onnx", fall_back=True)
+    query = stand_in.embed_query("where do I live?")
+    assert float(query @ torch_model.embed_query("where do I live?")) >= 0.999
+    assert readability(stand_in, "数据库选型") == 0.0
+    assert not (blocked / "onnx").exists()
+
+
+def test_with_the_model_exported_a_process_embeds_without_torch(cache_dir: Path) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory_pg.onnx_embedding import OnnxEmbedder\n"
+        f"e = OnnxEmbedder(cache_dir=Path({str(cache_dir)!r}))\n"
+        "assert e.embed_query('where do I live?').shape == (384,)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
