@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memory_pg import embedders_zh
 from memory_pg.config import BUNDLED_EMBEDDING_MODEL, CHINESE_EMBEDDING_MODEL
 from memory_pg.errors import ConfigurationError, EmbeddingError
 
@@ -26,7 +27,11 @@ _BUNDLED_ALIASES = frozenset(
 
 #: Vector lengths of the models memory-pg names, known without loading them: sizing
 #: a new database needs no torch.
-KNOWN_DIMENSIONS = {BUNDLED_EMBEDDING_MODEL: 384, CHINESE_EMBEDDING_MODEL: 512}
+KNOWN_DIMENSIONS = {
+    BUNDLED_EMBEDDING_MODEL: 384,
+    CHINESE_EMBEDDING_MODEL: 512,
+    **embedders_zh.DIMENSIONS,
+}
 
 #: Instructions some retrieval models expect before a short query (not before documents).
 _QUERY_INSTRUCTIONS = {
@@ -152,7 +157,9 @@ def resolve_model_name(configured: str | None) -> str:
     Chinese recall then rests on the segmented full-text search.
     """
     if configured:
-        return BUNDLED_EMBEDDING_MODEL if configured in _BUNDLED_ALIASES else configured
+        if configured in _BUNDLED_ALIASES:
+            return BUNDLED_EMBEDDING_MODEL
+        return embedders_zh.canonical_name(configured) or configured
     if _hf_cache_has(CHINESE_EMBEDDING_MODEL):
         return CHINESE_EMBEDDING_MODEL
     logger.warning(
@@ -272,14 +279,25 @@ class SentenceTransformerEmbedder:
         return tokenizer_readability(tokenizer, text)
 
 
-_cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+_cache: dict[tuple[str, str], Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def get_embedder(model_name: str, *, device: str = "cpu") -> SentenceTransformerEmbedder:
-    """A process-wide shared embedder per model, so many stores load a model once."""
+def get_embedder(model_name: str, *, device: str = "cpu") -> Embedder:
+    """A process-wide shared embedder per model, so many stores load a model once.
+
+    The offline Chinese-reading models (``multilingual-e5-small-q4``,
+    ``use-multilingual-v3``: :mod:`memory_pg.embedders_zh`) run on the CPU whatever
+    ``device`` says; any other name is a sentence-transformers model.
+    """
     name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
+    wheel_model = embedders_zh.canonical_name(name)
     with _cache_lock:
+        if wheel_model is not None:
+            key = (wheel_model, "cpu")
+            if key not in _cache:
+                _cache[key] = embedders_zh.WheelEmbedder(wheel_model)
+            return _cache[key]
         embedder = _cache.get((name, device))
         if embedder is None:
             embedder = _cache[(name, device)] = SentenceTransformerEmbedder(name, device=device)
