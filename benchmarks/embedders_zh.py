@@ -3,7 +3,8 @@
 For each model: the median and 90th percentile time of one ``embed_query`` (the
 Chinese and English questions of ``benchmarks/zh_dev.json`` and the first LoCoMo
 questions, after a warm-up), texts per second of ``embed_documents`` in batches
-of 32 (the zh_dev messages and LoCoMo turns), the load time, and the size on disk
+of 32 (the zh_dev messages and LoCoMo turns), each also per CPU second of this
+process (steadier than wall time on shared cores), the load time, and the size on disk
 of the packages the model needs beyond memory-pg's core dependencies.
 
     python benchmarks/embedders_zh.py --locomo /work/shared/bench/locomo_dev.json
@@ -75,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=",".join(EXTRA_PACKAGES))
     p.add_argument("--locomo", default=None, help="locomo_dev.json (adds English texts)")
+    p.add_argument("--queries", type=int, default=80, help="queries timed (at most 82)")
+    p.add_argument("--documents", type=int, default=300, help="documents embedded (at most 300)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     queries, docs = texts(args.locomo)
@@ -86,24 +89,28 @@ def main(argv: list[str] | None = None) -> int:
         load_s = time.perf_counter() - t0
         for q in queries[:5]:
             emb.embed_query(q)
-        times = []
-        for q in queries:
-            t = time.perf_counter()
+        times, cpu = [], []
+        for q in queries[: args.queries]:
+            t, c = time.perf_counter(), time.process_time()
             emb.embed_query(q)
             times.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        for i in range(0, len(docs), 32):
-            emb.embed_documents(docs[i : i + 32])
-        rate = len(docs) / (time.perf_counter() - t)
+            cpu.append((time.process_time() - c) * 1000)
+        t, c = time.perf_counter(), time.process_time()
+        for i in range(0, args.documents, 32):
+            emb.embed_documents(docs[i : min(i + 32, args.documents)])
+        rate = args.documents / (time.perf_counter() - t)
+        cpu_rate = args.documents / (time.process_time() - c)
         sizes = {m: folder_mb(m) for m in EXTRA_PACKAGES.get(name, [])}
         results[name] = {
             "dimension": emb.dimension,
             "load_s": round(load_s, 2),
             "query_ms_p50": round(statistics.median(times), 1),
             "query_ms_p90": round(statistics.quantiles(times, n=10)[-1], 1),
+            "query_cpu_ms_p50": round(statistics.median(cpu), 1),
             "queries": len(times),
             "ingest_texts_per_s": round(rate, 1),
-            "documents": len(docs),
+            "ingest_texts_per_cpu_s": round(cpu_rate, 1),
+            "documents": args.documents,
             "extra_install_mb": sizes,
         }
         print(name, json.dumps(results[name]), flush=True)

