@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 # Han, kana, hangul and CJK punctuation blocks: runs of these go to jieba.
 _CJK_RUN = re.compile(
@@ -37,9 +38,10 @@ _ZH_QUESTION_WORDS = frozenset(
     "怎么样 怎样 什么样 怎么办 是不是 不是 对不对 有没有 对吗 好吗 是吗 呢 啦 嘛 "
     "知道 记得 告诉 还记得 平时 一般 通常".split()
 )
-#: Off switches for measuring (``benchmarks/zh_dev.py``); both on by default.
+#: Off switches for measuring (``benchmarks/zh_dev.py``); all on by default.
 QUESTION_STOPWORDS = True
 OOV_PIECES = True
+TRADITIONAL_FOLDING = True
 
 _lock = threading.Lock()
 _jieba_ready = False
@@ -81,9 +83,34 @@ class Segments:
         return " ".join(self.cjk)
 
 
+@lru_cache(maxsize=1)
+def _t2s_table() -> dict[int, int]:
+    """Traditional to simplified Chinese, character by character (``data/zh_t2s.tsv``,
+    generated from OpenCC's t2s tables: about 4,100 characters, no dependency)."""
+    table: dict[int, int] = {}
+    text = resources.files("memory_pg").joinpath("data/zh_t2s.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            traditional, simplified = line.split("\t")
+            table[ord(traditional)] = ord(simplified)
+    return table
+
+
 def normalize(text: str) -> str:
-    """NFKC-fold and lower-case: full-width letters and digits become ASCII."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC-fold, lower-case and fold traditional Chinese characters to simplified:
+    full-width letters and digits become ASCII, and "記得喝咖啡" meets "记得喝咖啡".
+
+    Character by character, not phrase by phrase: enough for two texts to meet, not
+    a translation (乾 folds to 干 on both sides, as in OpenCC).
+    """
+    return fold_traditional(unicodedata.normalize("NFKC", text).lower())
+
+
+def fold_traditional(text: str) -> str:
+    """``text`` with traditional Chinese characters folded to simplified ones."""
+    if TRADITIONAL_FOLDING and _CJK_CHAR.search(text):
+        return text.translate(_t2s_table())
+    return text
 
 
 @lru_cache(maxsize=2048)
@@ -172,4 +199,4 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
     )
 
 
-__all__ = ["Segments", "normalize", "query_terms", "segment", "term_queries"]
+__all__ = ["Segments", "fold_traditional", "normalize", "query_terms", "segment", "term_queries"]

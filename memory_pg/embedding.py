@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memory_pg import embedders_zh
 from memory_pg.config import (
     BUNDLED_EMBEDDING_MODEL,
     CHINESE_EMBEDDING_MODEL,
@@ -31,7 +32,11 @@ _BUNDLED_ALIASES = frozenset(
 
 #: Vector lengths of the models memory-pg names, known without loading them: sizing
 #: a new database needs no torch.
-KNOWN_DIMENSIONS = {BUNDLED_EMBEDDING_MODEL: 384, CHINESE_EMBEDDING_MODEL: 512}
+KNOWN_DIMENSIONS = {
+    BUNDLED_EMBEDDING_MODEL: 384,
+    CHINESE_EMBEDDING_MODEL: 512,
+    **embedders_zh.DIMENSIONS,
+}
 
 #: Instructions some retrieval models expect before a short query (not before documents).
 _QUERY_INSTRUCTIONS = {
@@ -157,7 +162,9 @@ def resolve_model_name(configured: str | None) -> str:
     Chinese recall then rests on the segmented full-text search.
     """
     if configured:
-        return BUNDLED_EMBEDDING_MODEL if configured in _BUNDLED_ALIASES else configured
+        if configured in _BUNDLED_ALIASES:
+            return BUNDLED_EMBEDDING_MODEL
+        return embedders_zh.canonical_name(configured) or configured
     if _hf_cache_has(CHINESE_EMBEDDING_MODEL):
         return CHINESE_EMBEDDING_MODEL
     logger.warning(
@@ -346,9 +353,20 @@ def get_embedder(model_name: str, *, device: str = "cpu", backend: str | None = 
     ``backend`` is ``auto`` (default: ``MEMORY_PG_EMBEDDING_BACKEND``, else auto),
     ``onnx`` (the bundled model only, see :mod:`memory_pg.onnx_embedding`) or ``torch``.
     Both give the same vectors under the same model name. Under ``auto``, a model
-    that cannot be exported to ONNX runs on torch (with a warning).
+    that cannot be exported to ONNX runs on torch (with a warning). The offline
+    Chinese-reading models (``multilingual-e5-small-q4``, ``use-multilingual-v3``)
+    run on their own CPU engine whatever ``device`` and ``backend`` say.
     """
     name = BUNDLED_EMBEDDING_MODEL if model_name in _BUNDLED_ALIASES else model_name
+    wheel_model = embedders_zh.canonical_name(name)
+    if wheel_model is not None:
+        # The offline Chinese-reading models (:mod:`memory_pg.embedders_zh`) carry
+        # their own engine and run on the CPU whatever ``device`` or ``backend`` say.
+        with _cache_lock:
+            key = (wheel_model, "cpu", "wheel")
+            if key not in _cache:
+                _cache[key] = embedders_zh.WheelEmbedder(wheel_model)
+            return _cache[key]
     requested = backend or embedding_backend_from_env()
     chosen = _pick_backend(name, device, requested)
     key = (name, device, f"{chosen}:{requested}")

@@ -85,6 +85,20 @@ class RetrievalSettings:
         )
 
 
+def settings_for(embedder: object) -> RetrievalSettings:
+    """The default gates for a store's model: its own ``min_similarity`` where it
+    declares one, else :class:`RetrievalSettings`' defaults.
+
+    multilingual-e5 scores any two texts of one language high (unrelated Chinese
+    pairs about 0.84, related ones about 0.90): the default 0.35 would let every
+    memory through, so :mod:`memory_pg.embedders_zh` declares 0.87 for it.
+    """
+    floor = getattr(embedder, "min_similarity", None)
+    if floor is None:
+        return RetrievalSettings()
+    return RetrievalSettings(min_similarity=float(floor))
+
+
 def type_label(memory_type: str) -> str:
     """``"关键决策 key_decision"``: the Chinese name beside the type, when there is one."""
     zh = TYPE_LABELS.get(memory_type)
@@ -160,7 +174,23 @@ class _RetrieverBase(Generic[StoreT]):
             raise InvalidArgument(f"top_k must be an int between 1 and 1000, got {top_k!r}")
         self.store: StoreT = store
         self.top_k = top_k
-        self.settings = settings or RetrievalSettings()
+        self._settings = settings
+
+    @property
+    def settings(self) -> RetrievalSettings:
+        """The gates: as given, else the defaults for the store's model
+        (:func:`settings_for`, known once the store is open)."""
+        if self._settings is not None:
+            return self._settings
+        embedder = getattr(getattr(self, "store", None), "embedder", None)
+        if embedder is None:
+            return RetrievalSettings()
+        self._settings = settings_for(embedder)
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: RetrievalSettings) -> None:
+        self._settings = value
 
     def _search_kwargs(self, filters: RecallFilters) -> dict[str, Any]:
         # The gates run in the search statement, so a dropped memory is not counted as used.

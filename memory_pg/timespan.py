@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 
+from memory_pg._segment import fold_traditional
+
 __all__ = ["TimeSpan", "find_timespan"]
 
 
@@ -397,7 +399,8 @@ def find_timespan(text: str, now: datetime) -> TimeSpan | None:
     ref = _Ref(now)
     spans: list[_Span] = []
     phrases: list[str] = []
-    rest = text
+    # "上週", "兩週前", "禮拜五" read as their simplified forms.
+    rest = fold_traditional(text)
     for pattern, resolve in _RULES:
         pieces: list[str] = []
         pos = 0

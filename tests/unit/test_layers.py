@@ -32,6 +32,7 @@ BASE = {
     "pooling",
     "embedding",
     "onnx_embedding",
+    "embedders_zh",
     "server",
     "schema",
 }
