@@ -58,6 +58,7 @@ from memory_pg.errors import (
     TenantMismatch,
     TenantViolation,
 )
+from memory_pg.plans import relations
 
 logger = logging.getLogger(__name__)
 
@@ -506,6 +507,8 @@ class StoreCore:
                         events.append((old, "superseded", {**detail, "by": str(row.id)}))
         if events:
             yield lifecycle.history_events(user_id, events)
+        # Relations (issue 19): entities, mentions and links of the new rows.
+        yield from relations.plan_record(user_id, [r for r in rows if r.id in inserted])
         # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.
         missing = [r for r, i in zip(rows, ids, strict=True) if i == r.id and r.id not in inserted]
         missing_ids = {r.id for r in missing}
@@ -660,6 +663,7 @@ class StoreCore:
             if marked:
                 detail = {"reason": "replaced", "by": str(new_id)}
                 yield lifecycle.history_events(user_id, [(old_id, "superseded", detail)])
+                yield relations.supersedes_step(user_id, {old_id: new_id})
         return ids[0]
 
     def _plan_import(self, rows: list[queries.NewMemory]) -> Plan[int]:
@@ -668,9 +672,15 @@ class StoreCore:
         count = 0
         if rows:
             yield lifecycle.xact_lock_shared(lifecycle.user_lock_key(rows[0].user_id))
+        imported: set[uuid.UUID] = set()
         for start in range(0, len(rows), INSERT_CHUNK):
             result = yield queries.insert_memories(rows[start : start + INSERT_CHUNK], "imported")
             count += len(result)
+            imported.update(r["memory_id"] for r in result)
+        # Relations are derived again from the imported rows, as on a write.
+        yield from relations.plan_record(
+            rows[0].user_id if rows else "", [r for r in rows if r.id in imported]
+        )
         yield from self._plan_model_unchanged()
         return count
 
@@ -705,6 +715,7 @@ class StoreCore:
         *,
         readability: float = 1.0,
         now: datetime | None = None,
+        expand: int = 0,
     ) -> Plan[list[dict[str, Any]]]:
         """Rank, and record the use of what was returned, in one statement.
 
@@ -714,7 +725,7 @@ class StoreCore:
         few rows. With no ``vector``, the full-text leg ranks alone.
         """
         # The statement is shared by every search of its shape; the values are this one's.
-        rows = yield queries.search_statement(
+        step = queries.search_statement(
             user_id,
             query,
             vector,
@@ -726,7 +737,11 @@ class StoreCore:
             readability=readability,
             now=now,
         )
-        return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
+        if expand:  # and the memories ``expand`` links from the best hits (issue 19)
+            step = relations.expand_step(step, user_id, filters, expand)
+        rows = yield step
+        shape = relations.result_dict if expand else memory_dict
+        return [shape(r) | {"full_text_only": vector is None} for r in rows]
 
     @staticmethod
     def _plan_delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None = None) -> Plan[bool]:

@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy import Connection, func, select
 
 from memory_pg import lifecycle, pooling, queries
-from memory_pg._base import translate_errors
+from memory_pg._base import split_step, translate_errors
 from memory_pg.config import ConsolidatePolicy
 from memory_pg.errors import (
     DatabaseUnavailable,
@@ -27,6 +27,7 @@ from memory_pg.errors import (
     MemoryPgError,
     RoleRequired,
 )
+from memory_pg.plans import relations
 from memory_pg.roles import require_every_user
 from memory_pg.tables import memories
 
@@ -373,6 +374,8 @@ def _write_summary(
             inserted = conn.execute(*queries.insert_memories([row])).all()
             if not inserted:
                 raise _Changed
+            for step in relations.summary_steps(user_id, row, ids):  # issue 19
+                conn.execute(*split_step(step))
             _check_model(conn, store)
             detail = {"reason": "consolidated", "into": str(row.id), "job_run": report.run_id}
             conn.execute(*lifecycle.history_events(user_id, [(i, "merged", detail) for i in ids]))

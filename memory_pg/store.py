@@ -29,7 +29,7 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg._validate import check_time
+from memory_pg._validate import check_text, check_time
 from memory_pg.config import (
     RankingSettings,
     StoreSettings,
@@ -40,6 +40,8 @@ from memory_pg.config import (
 from memory_pg.embedding import Embedder, get_embedder, readability, resolve_model_name
 from memory_pg.errors import SchemaNotReady
 from memory_pg.lifecycle import Judge
+from memory_pg.plans import relations
+from memory_pg.plans.relations import check_kinds
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
 
 logger = logging.getLogger(__name__)
@@ -457,6 +459,7 @@ class MemoryStore(StoreCore):
         agent_id: str | None = None,
         agent_ids: Sequence[str] | None = None,
         now: datetime | None = None,
+        expand: int = 0,
     ) -> list[dict[str, Any]]:
         """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -491,6 +494,11 @@ class MemoryStore(StoreCore):
                 else the current time). Memories whose event time falls in the
                 span the query names rank first (``time_match`` in the result);
                 the words that named it are left out of the full-text query.
+            expand: also consider the memories this many links (0..3) from the
+                best hits: the turn before or after, what a summary came from, a
+                memory naming the same entity (see :meth:`related`); in the same
+                statement. Such a memory ranks below the hit it hangs from and
+                carries ``via`` (that hit's id), ``via_relation`` and ``via_entity``.
 
         The vector leg weighs as much as the embedding model reads of the query
         (``readability`` in each result: 1.0 for English, about 0 for Chinese with
@@ -522,6 +530,7 @@ class MemoryStore(StoreCore):
             # Without a query vector the vector leg has nothing to read.
             readability=0.0 if vector is None else readability(self.embedder, text),
             now=check_time(now, "now"),
+            expand=relations.check_depth(expand, "expand"),
         )
         return self._run(plan, uid, ef_search=self.ef_search)
 
@@ -576,6 +585,93 @@ class MemoryStore(StoreCore):
                 self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
             )
         ]
+
+    # -- relations (issue 19) ----------------------------------------------------------
+
+    def related(
+        self,
+        memory_id: str,
+        depth: int = 2,
+        *,
+        limit: int = 50,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Memories up to ``depth`` links from ``memory_id``: the next and previous turn,
+        what it replaced, what a summary came from, memories naming the same entity.
+
+        Nearest first, then newest; each dict has ``hops``, ``relation`` (how the first
+        hop to it reads: ``follows``, ``superseded_by``, ``mentions`` ...) and ``entity``
+        (for ``mentions``: the shared entity's name).
+        """
+        uid = self._scope(user_id)
+        plan = relations.plan_related(
+            uid,
+            parse_memory_id(memory_id),
+            relations.check_depth(depth),
+            self._agent(agent_id),
+            validate_top_k(limit),
+        )
+        return self._run(plan, uid)
+
+    def entity(
+        self,
+        name: str,
+        *,
+        limit: int = 50,
+        include_inactive: bool = False,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Everything about one entity (by name or alias, "小王"), newest first, or None.
+
+        A dict with ``id``, ``name``, ``kind``, ``aliases`` and ``memories`` (the
+        memories naming it, newest event first; superseded ones only if asked).
+        """
+        uid = self._scope(user_id)
+        plan = relations.plan_entity(
+            uid,
+            check_text(name, self.settings, what="name"),
+            self._agent(agent_id),
+            include_inactive,
+            validate_top_k(limit),
+        )
+        return self._run(plan, uid)
+
+    def entities(
+        self,
+        *,
+        kinds: Sequence[str] | None = None,
+        limit: int = 100,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """A user's entities, most mentioned first (``mentions``: current memories naming it)."""
+        uid = self._scope(user_id)
+        plan = relations.plan_entities(
+            uid, self._agent(agent_id), check_kinds(kinds), validate_top_k(limit)
+        )
+        return self._run(plan, uid)
+
+    def graph(
+        self,
+        name: str,
+        *,
+        limit: int = 25,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """An entity's neighbourhood: :meth:`entity` plus ``related_entities`` (the
+        entities named in the same memories, most shared first). Render it with
+        :func:`memory_pg.plans.relations.graph_text` or ``graph_dot``."""
+        uid = self._scope(user_id)
+        plan = relations.plan_graph(
+            uid,
+            check_text(name, self.settings, what="name"),
+            self._agent(agent_id),
+            validate_top_k(limit),
+        )
+        return self._run(plan, uid)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """Counts per memory type, for one user or (with no user) the whole database.

@@ -1,0 +1,1 @@
+"""One home for SQL: statement builders (pure, no I/O)."""
