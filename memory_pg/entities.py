@@ -76,7 +76,8 @@ _JOINERS = frozenset({"of", "de", "la", "van", "von", "du", "da"})
 _SUBJECT_NEXT = frozenset(
     """: 's ’s , and is was has had have will would can could said says went goes got
     gets told thinks thought loves likes wants made took came saw did does just also
-    really never always""".split()
+    really never always met gave found felt left bought brought knew ran wrote sent lost
+    won paid read spent sold built kept began became""".split()
 )
 _ORG_WORDS = frozenset(
     """inc corp corporation company co ltd llc group bank university college school
@@ -204,7 +205,7 @@ def _english(text: str) -> list[tuple[int, str, str]]:
             and not words[0].endswith(("'s", "’s"))
         ):
             following = tokens[j][1].lower() if j < len(tokens) else ""
-            if following not in _SUBJECT_NEXT and not following.endswith("ed"):
+            if following not in _SUBJECT_NEXT and not following.endswith(("ed", "s")):
                 words = []
         while words and words[0].lower() in _JOINERS:
             words = words[1:]

@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on, insert
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import Subquery
+from sqlalchemy.sql.sqltypes import NullType
 
 from memory_pg.queries import (
     MEMORY_COLUMNS,
@@ -338,7 +339,8 @@ def related_statement(
         select(w.c.id, w.c.hops, w.c.relation, w.c.entity)
         .ext(distinct_on(w.c.id))
         .where(w.c.hops > 0)
-        .order_by(w.c.id, w.c.hops, w.c.relation)
+        # Of two paths, the nearer, then a link of its own before a shared entity.
+        .order_by(w.c.id, w.c.hops, w.c.relation == "mentions", w.c.relation)
         .subquery("how")
     )
     return (
@@ -517,6 +519,8 @@ def expand_search(
             extra.append(reached.c.reached_distance.label("distance"))
         elif c.name == "similarity":
             extra.append((1.0 - reached.c.reached_distance).label("similarity"))
+        elif isinstance(c.type, NullType):
+            extra.append(null().label(c.name))
         else:
             extra.append(cast(null(), c.type).label(c.name))
     expanded = select(
