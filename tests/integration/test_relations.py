@@ -83,7 +83,7 @@ def test_a_replacement_links_the_new_memory_to_the_one_it_supersedes(store, raw)
 
 
 def test_delete_and_erase_take_the_links_and_the_entities_nobody_names_any_more(store, raw):
-    a, b, c = store.add_memories(
+    _, b, _ = store.add_memories(
         turns("s", ["Caroline met Jo in Boston", "Jo moved to Denver", "Caroline paints"])
     )
     assert {"Caroline", "Jo", "Boston", "Denver"} <= _entity_names(raw)
@@ -202,6 +202,7 @@ def test_one_users_entities_and_links_never_reach_another(make_store, raw):
 
 def test_row_level_security_keeps_the_relation_tables_per_tenant(make_store, raw, db_url):
     import psycopg
+    import psycopg.sql
 
     from tests.integration._security_support import login_role, url_as
 
@@ -209,8 +210,14 @@ def test_row_level_security_keeps_the_relation_tables_per_tenant(make_store, raw
     with login_role(raw, "memory_pg_app") as (name, password):
         url = url_as(db_url, name, password).replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(url) as conn:
-            for table in ("entities", "memory_entities", "memory_links"):
-                query = "SELECT count(*) FROM memory_pg_" + table
+            for table in (
+                "memory_pg_entities",
+                "memory_pg_memory_entities",
+                "memory_pg_memory_links",
+            ):
+                query = psycopg.sql.SQL("SELECT count(*) FROM {}").format(
+                    psycopg.sql.Identifier(table)
+                )
                 assert conn.execute(query).fetchone() == (0,)
             conn.execute("SELECT set_config('memory_pg.user_id', 'alice', true)")
             assert conn.execute("SELECT count(*) FROM memory_pg_entities").fetchone() == (0,)
