@@ -23,10 +23,11 @@ from memory_pg._base import (
     translate_errors,
     validate_top_k,
 )
-from memory_pg._validate import check_time
+from memory_pg._validate import check_text, check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, readability
 from memory_pg.lifecycle import Judge
+from memory_pg.plans import relations
 from memory_pg.store import (
     MemoryStore,
     _engine_options,
@@ -290,6 +291,7 @@ class AsyncMemoryStore(StoreCore):
         agent_id: str | None = None,
         agent_ids: Sequence[str] | None = None,
         now: datetime | None = None,
+        expand: int = 0,
     ) -> list[dict[str, Any]]:
         """See :meth:`MemoryStore.search`."""
         await self._ready()
@@ -323,6 +325,7 @@ class AsyncMemoryStore(StoreCore):
             self.ranking,
             readability=readable,
             now=check_time(now, "now"),
+            expand=relations.check_depth(expand, "expand"),
         )
         return await self._run(plan, uid, ef_search=self.ef_search)
 
@@ -349,6 +352,81 @@ class AsyncMemoryStore(StoreCore):
             self._plan_one(queries.history_of(uid, mid, self._agent(agent_id))), uid
         )
         return [memory_dict(r) for r in rows]
+
+    # -- relations (issue 19) ----------------------------------------------------------
+
+    async def related(
+        self,
+        memory_id: str,
+        depth: int = 2,
+        *,
+        limit: int = 50,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.related`."""
+        uid = self._scope(user_id)
+        plan = relations.plan_related(
+            uid,
+            parse_memory_id(memory_id),
+            relations.check_depth(depth),
+            self._agent(agent_id),
+            validate_top_k(limit),
+        )
+        return await self._run(plan, uid)
+
+    async def entity(
+        self,
+        name: str,
+        *,
+        limit: int = 50,
+        include_inactive: bool = False,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """See :meth:`MemoryStore.entity`."""
+        uid = self._scope(user_id)
+        plan = relations.plan_entity(
+            uid,
+            check_text(name, self.settings, what="name"),
+            self._agent(agent_id),
+            include_inactive,
+            validate_top_k(limit),
+        )
+        return await self._run(plan, uid)
+
+    async def entities(
+        self,
+        *,
+        kinds: Sequence[str] | None = None,
+        limit: int = 100,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """See :meth:`MemoryStore.entities`."""
+        uid = self._scope(user_id)
+        plan = relations.plan_entities(
+            uid, self._agent(agent_id), relations.check_kinds(kinds), validate_top_k(limit)
+        )
+        return await self._run(plan, uid)
+
+    async def graph(
+        self,
+        name: str,
+        *,
+        limit: int = 25,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """See :meth:`MemoryStore.graph`."""
+        uid = self._scope(user_id)
+        plan = relations.plan_graph(
+            uid,
+            check_text(name, self.settings, what="name"),
+            self._agent(agent_id),
+            validate_top_k(limit),
+        )
+        return await self._run(plan, uid)
 
     async def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """See :meth:`MemoryStore.stats`."""

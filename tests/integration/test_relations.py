@@ -233,3 +233,36 @@ def test_bad_names_and_kinds_are_typed_errors(store):
         store.entities(kinds=["planet"])
     assert store.entity("nobody we know") is None
     assert store.graph("nobody we know") is None
+
+
+def _cli(db_url, *argv):
+    import io
+
+    from memory_pg.cli import main
+
+    out = io.StringIO()
+    code = main(["--database-url", db_url, *argv], out=out)
+    return code, out.getvalue()
+
+
+def test_the_command_line_shows_entities_links_and_the_graph(store, db_url):
+    ids = store.add_memories(
+        turns("s", ["小王在北京找到了新工作", "小王和张伟下周去上海", "天气不错"])
+    )
+    code, out = _cli(db_url, "entities", "--user", "alice")
+    assert code == 0 and "小王 [person]" in out and "    2  小王" in out
+    code, out = _cli(db_url, "entity", "小王", "--user", "alice")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("小王 [person]") and len(lines) == 3
+    code, out = _cli(db_url, "related", ids[2], "--depth", "1", "--user", "alice")
+    assert code == 0 and "followed_by" not in out and "follows" in out and ids[1] in out
+    code, out = _cli(db_url, "graph", "--user", "alice", "--entity", "小王")
+    assert code == 0 and out.startswith("小王 (person)") and "张伟 (person) ×1" in out
+    code, out = _cli(db_url, "graph", "--user", "alice", "--entity", "小王", "--format", "dot")
+    assert code == 0 and out.startswith("graph memory_pg {") and '"张伟"' in out
+    assert out.count("[shape=box") == 2
+    code, out = _cli(db_url, "search", "小王 工作", "--user", "alice", "--expand", "1")
+    assert code == 0 and "1. " in out
+    code, _ = _cli(db_url, "graph", "--user", "alice", "--entity", "nobody")
+    assert code == 1
