@@ -154,6 +154,8 @@ class SearchBody(_Body):
     agent_ids: list[str] | None = None
     min_similarity: float | None = None
     min_lexical: float | None = None
+    #: Also the memories this many links from the best hits (0..3).
+    expand: int = 0
 
 
 class ReplaceBody(_Body):
@@ -323,6 +325,9 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     app.state.settings = cfg
     _handlers(app)
     _routes(app, store, cfg)
+    from memory_pg.service import http_relations  # issue 19
+
+    http_relations.add_routes(app, store)
     app.add_middleware(
         _Limits,
         max_body_bytes=cfg.max_body_bytes,
@@ -469,6 +474,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             min_lexical=body.min_lexical,
             agent_id=info.agent_id,
             agent_ids=body.agent_ids,
+            expand=body.expand,
         )
         return _json({"results": results})
 

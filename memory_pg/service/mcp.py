@@ -89,6 +89,9 @@ def _compact(row: dict[str, Any]) -> dict[str, Any]:
         "superseded_at",
         "superseded_by",
         "score",
+        "via",
+        "via_relation",
+        "via_entity",
     )
     out = {k: row[k] for k in keep if k in row}
     return json.loads(json.dumps(out, default=str, ensure_ascii=False))  # type: ignore[no-any-return]
@@ -130,6 +133,15 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         agent_ids: Annotated[
             list[str] | None, Field(description="only memories written by these agents")
         ] = None,
+        expand: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=2,
+                description="also memories this many links from the best hits (the turn "
+                "around it, the same person or project); 0: none",
+            ),
+        ] = 0,
     ) -> dict[str, Any]:
         """Search the user's long-term memory, best match first.
 
@@ -145,6 +157,7 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
                 memory_types=memory_types,
                 agent_id=who.agent_id,
                 agent_ids=agent_ids,
+                expand=expand,
             )
         return {"results": [_compact(h) for h in hits]}
 
@@ -249,6 +262,9 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
             )
         return {"memories": [_compact(r) for r in rows]}
 
+    from memory_pg.service import mcp_relations  # issue 19
+
+    mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
     return server
 
 
