@@ -66,7 +66,7 @@ _COMMON = frozenset(
     january february march april june july august september october november december
     may mr mrs ms dr
     hope glad sorry nice cool awesome wish congrats congratulations happy love sounds
-    btw omg lol haha
+    btw omg lol haha yep yup nope actually thankfully plus anyways honestly
     """.split()
 )
 # Words that may join capitalised words inside one name ("Bank of America").
