@@ -508,7 +508,11 @@ class StoreCore:
         if events:
             yield lifecycle.history_events(user_id, events)
         # Relations (issue 19): entities, mentions and links of the new rows.
-        yield from relations.plan_record(user_id, [r for r in rows if r.id in inserted])
+        yield from relations.plan_record(
+            user_id,
+            [r for r in rows if r.id in inserted],
+            {old: new for old, new in replaced.items() if old in marked},
+        )
         # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.
         missing = [r for r, i in zip(rows, ids, strict=True) if i == r.id and r.id not in inserted]
         missing_ids = {r.id for r in missing}

@@ -67,10 +67,15 @@ def found_entities(rows: Sequence[NewMemory]) -> list[sql.NewEntity]:
     ]
 
 
-def plan_record(user_id: str, rows: Sequence[NewMemory]) -> Plan[None]:
+def plan_record(
+    user_id: str,
+    rows: Sequence[NewMemory],
+    replaced: Mapping[uuid.UUID, uuid.UUID] | None = None,
+) -> Plan[None]:
     """Entities, mentions and links of ``rows``, just inserted in this transaction.
 
-    Call it after the rows are in and the memories they replace are marked.
+    ``replaced``: ``{old: new}`` for the memories the write marked superseded; without
+    it (an import), the rows' own ``superseded_by`` says what replaced them.
     """
     if not rows:
         return None
@@ -94,9 +99,12 @@ def plan_record(user_id: str, rows: Sequence[NewMemory]) -> Plan[None]:
     if firsts:
         before = yield sql.last_turns(user_id, sorted(firsts), [r.id for r in rows])
         links.extend((firsts[b["session"]], "follows", b["id"]) for b in before)
+    if replaced is not None:
+        links.extend((new, "supersedes", old) for old, new in replaced.items())
     if links:
         yield sql.insert_links(user_id, links)
-    yield sql.supersedes_links(user_id, [r.id for r in rows])
+    if replaced is None:
+        yield sql.supersedes_links(user_id, [r.id for r in rows])
     return None
 
 

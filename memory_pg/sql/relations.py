@@ -8,6 +8,7 @@ that name the same (rare enough) entity, so recall across links is one statement
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ def record_mentions(user_id: str, found: Sequence[NewEntity]) -> tuple[Any, dict
     return _record_mentions(), values
 
 
+@functools.cache
 def _record_mentions() -> Any:
     user = literal_user()
     u = unnest_rows(
@@ -186,6 +188,7 @@ def insert_links(
     return _insert_links(), values
 
 
+@functools.cache
 def _insert_links() -> Any:
     u = unnest_rows(
         src=array_param("link_src", Uuid()),
@@ -203,7 +206,8 @@ def _insert_links() -> Any:
 
 
 def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
-    """Links ``a supersedes b`` wherever ``b.superseded_by = a`` and a or b is new."""
+    """Links ``a supersedes b`` for each of ``new_ids`` (b) that records ``superseded_by``
+    (a) an existing memory: an import's rows, replaced as they were when exported."""
     newer = m.alias("newer")
     ids = list(new_ids)
     sel = (
@@ -211,7 +215,7 @@ def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
         .select_from(
             m.join(newer, and_(newer.c.user_id == m.c.user_id, newer.c.id == m.c.superseded_by))
         )
-        .where(m.c.user_id == user_id, or_(m.c.superseded_by.in_(ids), m.c.id.in_(ids)))
+        .where(m.c.user_id == user_id, m.c.id.in_(ids))
     )
     return (
         insert(ml).from_select(["user_id", "src", "relation", "dst"], sel).on_conflict_do_nothing()
