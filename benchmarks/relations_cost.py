@@ -43,7 +43,7 @@ def _pct(values: list[float]) -> dict[str, float]:
     }
 
 
-def _off(user_id: str, rows: Any) -> Any:
+def _off(user_id: str, rows: Any, replaced: Any = None) -> Any:
     return None
     yield  # a generator that yields nothing
 
