@@ -234,6 +234,19 @@ def main(argv: list[str] | None = None) -> int:
         help="comma list of ranking variants to run on the same data: default, "
         "vector-only, lexical-only, rrf-only, or weights w<rrf>_<sim>_<lex>[c<context>]",
     )
+    p.add_argument(
+        "--expand",
+        default="0",
+        help="comma list of search expansions to run for each variant (0: none; 1: the "
+        "memories one link from the best hits, see MemoryStore.search); a variant "
+        "'name+expandN' is reported for each N > 0",
+    )
+    p.add_argument(
+        "--expand-decay",
+        type=float,
+        default=None,
+        help="an expanded memory's share of its seed's score (default: the library's)",
+    )
     p.add_argument("--out", default=None, help="JSON result file")
     p.add_argument("--limit", type=int, default=None, help="first N conversations only")
     args = p.parse_args(argv)
@@ -260,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     takes_now = "now" in inspect.signature(read.plan_search).parameters
     names = args.variants.split(",")
     variants = {name: variant(name, base) for name in names}
+    expansions = [int(x) for x in args.expand.split(",")]
+    if args.expand_decay is not None:
+        from memory_pg.sql import relations as relations_sql
+
+        relations_sql.EXPAND_DECAY = args.expand_decay
+        relations_sql.expand_search.__kwdefaults__["decay"] = args.expand_decay
     results: dict[str, list[tuple[int, dict[int, float]]]] = defaultdict(list)
     timings: dict[str, list[float]] = defaultdict(list)
     t_ingest = 0.0
@@ -275,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                     "text": text,
                     "memory_type": "dialogue",
                     "event_time": turns[i].when,
-                    "metadata": {"dia_ids": ids},
+                    # One conversation session: its turns follow one another (issue 19).
+                    "metadata": {"dia_ids": ids, "session_id": f"s{turns[i].session}"},
                     "context": context_of(turns, i, args.unit),
                 }
                 for i, text, ids in units
@@ -311,26 +331,37 @@ def main(argv: list[str] | None = None) -> int:
                 results["plain-cosine"].append(
                     (qa["category"], {k: recall(found, evidence, k) for k in KS})
                 )
-                for name, ranking in variants.items():
-                    # The query is embedded once and shared by every variant: only the
-                    # ranking differs, and the timing is the database round trip alone.
-                    plan = read.plan_search(
-                        user,
-                        question,
-                        qv,
-                        max(KS),
-                        SearchFilters(),
-                        False,
-                        ranking,
-                        **({"now": asked} if takes_now else {}),
-                    )
-                    t0 = time.perf_counter()
-                    hits = store.run_plan(plan, user, ef_search=store.ef_search)
-                    timings[name].append(time.perf_counter() - t0)
-                    found = [h["metadata"]["dia_ids"] for h in hits]
-                    results[name].append(
-                        (qa["category"], {k: recall(found, evidence, k) for k in KS})
-                    )
+                for (name, ranking), expand in (
+                    (v, x) for v in variants.items() for x in expansions
+                ):
+                    label = name if not expand else f"{name}+expand{expand}"
+                    # With expansion, what a caller asking for k results gets differs
+                    # from the first k of 50 (a neighbour's place depends on k): one
+                    # search per k of 5 and 10, the first k of 50 beyond.
+                    per_k: dict[int, float] = {}
+                    for top in (5, 10, max(KS)) if expand else (max(KS),):
+                        # The query is embedded once and shared by every variant: only
+                        # the ranking differs; the timing is the database round trip.
+                        plan = read.plan_search(
+                            user,
+                            question,
+                            qv,
+                            top,
+                            SearchFilters(),
+                            False,
+                            ranking,
+                            **({"now": asked} if takes_now else {}),
+                            **({"expand": expand} if expand else {}),
+                        )
+                        t0 = time.perf_counter()
+                        hits = store.run_plan(plan, user, ef_search=store.ef_search)
+                        if top == 5 or not expand:
+                            timings[label].append(time.perf_counter() - t0)
+                        found = [h["metadata"]["dia_ids"] for h in hits]
+                        for k in KS:
+                            if k not in per_k and (k == top or top == max(KS)):
+                                per_k[k] = recall(found, evidence, k)
+                    results[label].append((qa["category"], per_k))
             store.clear_user_memory(user)
     finally:
         store.close()
@@ -348,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus",
         "results": {name: summarise(r) for name, r in results.items()},
         "sql_ms_p50": {name: round(1000 * statistics.median(t), 1) for name, t in timings.items()},
+        "sql_ms_p95": {
+            name: round(1000 * statistics.quantiles(t, n=20)[-1], 1) for name, t in timings.items()
+        },
+        "ingest_ms_per_turn": round(1000 * t_ingest / max(n_memories, 1), 2),
         "ranking": {name: _settings_dict(r) for name, r in variants.items()},
     }
     out = (

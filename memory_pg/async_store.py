@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_pg import methods, opening, pooling, schema
+from memory_pg import methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
 from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, async_method
@@ -169,3 +169,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
     healthcheck = async_method(methods.healthcheck)
     export_user_memory = async_method(methods.export_user_memory)
     import_user_memory = async_method(methods.import_user_memory)
+    related = async_method(relation_methods.related)
+    entity = async_method(relation_methods.entity)
+    entities = async_method(relation_methods.entities)
+    graph = async_method(relation_methods.graph)

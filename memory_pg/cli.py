@@ -30,6 +30,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "memory_pg._cli_hermes",
     "memory_pg._cli_eval",
     "memory_pg._cli_lifecycle",
+    "memory_pg._cli_relations",
     "memory_pg.service.cli",
 )
 
@@ -213,6 +214,7 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
         user_id=require_user(args),
         memory_types=args.type or None,
         as_of=_time_arg(args.as_of, "--as-of") if args.as_of else None,
+        expand=args.expand,
     )
     if args.json:
         ctx.emit(results, True)
@@ -222,7 +224,9 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     for rank, r in enumerate(results, 1):
         ctx.out.write(
             f"{rank}. [{r['memory_type']}] {r['text']}  "
-            f"(score {r['score']:.4f}, distance {r['distance']:.3f}, id {r['id']})\n"
+            f"(score {r['score']:.4f}, distance {r['distance']:.3f}, id {r['id']})"
+            + (f" via {r['via_relation']} of {r['via']}" if r.get("via") else "")
+            + "\n"
         )
     return 0
 
@@ -367,6 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", default=_env("MEMORY_PG_TOP_K", "5"), help="env MEMORY_PG_TOP_K")
     p.add_argument("--type", action="append", help="only this memory type (repeatable)")
     p.add_argument("--as-of", default=None, help="what was current at this ISO 8601 time")
+    p.add_argument(
+        "--expand",
+        type=int,
+        default=0,
+        help="also the memories this many links from the best hits (0..3; default 0)",
+    )
     _add_user_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=_cmd_search)

@@ -29,7 +29,7 @@ from memory_pg import buffer, opening, schema
 from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, readability
-from memory_pg.plans import read, setup, transfer, write
+from memory_pg.plans import read, relations, setup, transfer, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.setup import EmbeddingInfo
 from memory_pg.plans.write import MemoryInput
@@ -423,6 +423,7 @@ def search(
     agent_id: str | None = None,
     agent_ids: Sequence[str] | None = None,
     now: datetime | None = None,
+    expand: int = 0,
 ) -> Op[list[dict[str, Any]]]:
     """The ``top_k`` memories of a user that best match ``query``, best first.
 
@@ -457,6 +458,8 @@ def search(
             else the current time). Memories whose event time falls in the
             span the query names rank first (``time_match`` in the result);
             the words that named it are left out of the full-text query.
+        expand: also rank memories up to this many links (0..3) from the best hits
+            (``related``), below the hit they hang from, marked ``via``.
 
     The vector leg weighs as much as the embedding model reads of the query
     (``readability`` in each result: 1.0 for English, about 0 for Chinese with
@@ -481,7 +484,16 @@ def search(
     if not full_text_only:
         vector, readable = yield from _blocking(_query, self, text)
     plan = read.plan_search(
-        uid, text, vector, k, filters, track_access, self.ranking, readability=readable, now=at
+        uid,
+        text,
+        vector,
+        k,
+        filters,
+        track_access,
+        self.ranking,
+        readability=readable,
+        now=at,
+        expand=relations.check_depth(expand, "expand"),
     )
     return (yield from _run(plan, uid, ef_search=self.ef_search))
 

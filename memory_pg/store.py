@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine
 
-from memory_pg import methods, opening, pooling, schema
+from memory_pg import methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
 from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, sync_method
@@ -177,3 +177,7 @@ class MemoryStore(StoreBase[Engine]):
     healthcheck = sync_method(methods.healthcheck)
     export_user_memory = sync_method(methods.export_user_memory)
     import_user_memory = sync_method(methods.import_user_memory)
+    related = sync_method(relation_methods.related)
+    entity = sync_method(relation_methods.entity)
+    entities = sync_method(relation_methods.entities)
+    graph = sync_method(relation_methods.graph)

@@ -10,6 +10,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Float,
+    ForeignKeyConstraint,
     Identity,
     Index,
     Integer,
@@ -20,7 +21,7 @@ from sqlalchemy import (
     Uuid,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 #: Every object memory-pg creates carries this prefix, so it sits beside a host's own tables.
 PREFIX = "memory_pg_"
@@ -219,13 +220,100 @@ tokens = Table(
 # 256 random bits make a collision a non-event).
 Index("memory_pg_tokens_token_hash_idx", tokens.c.token_hash)
 
+# Relations (migration 0007): the people, places and things a user's memories name,
+# which memory names which, and links between memories. Every key starts with user_id
+# and every foreign key carries it, so a user's graph sits on the user's shard.
+
+#: Kinds of entity the extractors recognise.
+ENTITY_KINDS = ("person", "place", "organisation", "project", "thing")
+
+#: Links between two memories (a memory naming an entity is a row of memory_entities).
+LINK_RELATIONS = ("supersedes", "merged_into", "derived_from", "follows")
+
+entities = Table(
+    "memory_pg_entities",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", Uuid, nullable=False, server_default=text("gen_random_uuid()")),
+    Column("name", Text, nullable=False),
+    # The name as it is matched: NFKC, casefolded, inner spaces collapsed. Two surface
+    # forms meet on this key only: no fuzzy merge ever joins two people.
+    Column("key", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("aliases", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    PrimaryKeyConstraint("user_id", "id"),
+    CheckConstraint("kind IN ('person', 'place', 'organisation', 'project', 'thing')", name="kind"),
+    CheckConstraint("key <> '' AND length(key) <= 200", name="key"),
+)
+Index("memory_pg_entities_user_key_key", entities.c.user_id, entities.c.key, unique=True)
+
+memory_entities = Table(
+    "memory_pg_memory_entities",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("memory_id", Uuid, nullable=False),
+    Column("entity_id", Uuid, nullable=False),
+    PrimaryKeyConstraint("user_id", "memory_id", "entity_id"),
+    ForeignKeyConstraint(
+        ["user_id", "memory_id"],
+        ["memory_pg_memories.user_id", "memory_pg_memories.id"],
+        ondelete="CASCADE",
+        name="memory_pg_memory_entities_memory_fkey",
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "entity_id"],
+        ["memory_pg_entities.user_id", "memory_pg_entities.id"],
+        ondelete="CASCADE",
+        name="memory_pg_memory_entities_entity_fkey",
+    ),
+)
+Index(
+    "memory_pg_memory_entities_user_entity_idx",
+    memory_entities.c.user_id,
+    memory_entities.c.entity_id,
+)
+
+memory_links = Table(
+    "memory_pg_memory_links",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("src", Uuid, nullable=False),
+    Column("relation", Text, nullable=False),
+    Column("dst", Uuid, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=_NOW),
+    PrimaryKeyConstraint("user_id", "src", "relation", "dst"),
+    CheckConstraint(
+        "relation IN ('supersedes', 'merged_into', 'derived_from', 'follows')", name="relation"
+    ),
+    CheckConstraint("src <> dst", name="not_self"),
+    ForeignKeyConstraint(
+        ["user_id", "src"],
+        ["memory_pg_memories.user_id", "memory_pg_memories.id"],
+        ondelete="CASCADE",
+        name="memory_pg_memory_links_src_fkey",
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "dst"],
+        ["memory_pg_memories.user_id", "memory_pg_memories.id"],
+        ondelete="CASCADE",
+        name="memory_pg_memory_links_dst_fkey",
+    ),
+)
+Index("memory_pg_memory_links_user_dst_idx", memory_links.c.user_id, memory_links.c.dst)
+
 __all__ = [
+    "ENTITY_KINDS",
     "HISTORY_EVENTS",
+    "LINK_RELATIONS",
     "PREFIX",
     "VERSION_TABLE",
     "dialogue_buffer",
+    "entities",
     "history",
     "memories",
+    "memory_entities",
+    "memory_links",
     "metadata",
     "settings",
     "tokens",

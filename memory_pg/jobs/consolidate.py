@@ -26,8 +26,8 @@ from memory_pg.errors import (
     MemoryPgError,
     RoleRequired,
 )
-from memory_pg.plans import write
-from memory_pg.plans.protocol import translate_errors
+from memory_pg.plans import relations, write
+from memory_pg.plans.protocol import split_step, translate_errors
 from memory_pg.roles import require_every_user
 from memory_pg.sql import locks, memories, setup, supersede
 from memory_pg.supersession import word_overlap
@@ -365,6 +365,8 @@ def _write_summary(
             inserted = conn.execute(*memories.insert_memories([row])).all()
             if not inserted:
                 raise _Changed
+            for step in relations.summary_steps(user_id, row, ids):  # issue 19
+                conn.execute(*split_step(step))
             _check_model(conn, store)
             detail = {"reason": "consolidated", "into": str(row.id), "job_run": report.run_id}
             conn.execute(*supersede.history_events(user_id, [(i, "merged", detail) for i in ids]))

@@ -19,6 +19,7 @@ from memory_pg._validate import (
 )
 from memory_pg.config import RankingSettings, StoreSettings
 from memory_pg.errors import InvalidArgument
+from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan, Rows
 from memory_pg.plans.write import parse_memory_id
 from memory_pg.roles import plan_require_every_user
@@ -108,6 +109,7 @@ def plan_search(
     *,
     readability: float = 1.0,
     now: datetime | None = None,
+    expand: int = 0,
 ) -> Plan[list[dict[str, Any]]]:
     """Rank, and record the use of what was returned, in one statement.
 
@@ -117,7 +119,7 @@ def plan_search(
     few rows. With no ``vector``, the full-text leg ranks alone.
     """
     # The statement is shared by every search of its shape; the values are this one's.
-    rows = yield search_statement(
+    step = search_statement(
         user_id,
         query,
         vector,
@@ -129,7 +131,11 @@ def plan_search(
         readability=readability,
         now=now,
     )
-    return [memory_dict(r) | {"full_text_only": vector is None} for r in rows]
+    if expand:  # and the memories ``expand`` links from the best hits (issue 19)
+        step = relations.expand_step(step, user_id, filters, expand)
+    rows = yield step
+    shape = relations.result_dict if expand else memory_dict
+    return [shape(r) | {"full_text_only": vector is None} for r in rows]
 
 
 def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import IO, Any
@@ -14,6 +15,7 @@ from memory_pg._validate import check_agent_id, check_time
 from memory_pg.config import StoreSettings
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidImport, InvalidInput
+from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan, Rows
 from memory_pg.plans.read import memory_dict
 from memory_pg.plans.write import (
@@ -160,9 +162,15 @@ def plan_import(rows: list[NewMemory], model: str) -> Plan[int]:
     count = 0
     if rows:
         yield locks.xact_lock_shared(locks.user_lock_key(rows[0].user_id))
+    imported: set[uuid.UUID] = set()
     for start in range(0, len(rows), INSERT_CHUNK):
         result = yield memories.insert_memories(rows[start : start + INSERT_CHUNK], "imported")
         count += len(result)
+        imported.update(r["memory_id"] for r in result)
+    # Relations are derived again from the imported rows, as on a write.
+    yield from relations.plan_record(
+        rows[0].user_id if rows else "", [r for r in rows if r.id in imported]
+    )
     yield from plan_model_unchanged(model)
     return count
 

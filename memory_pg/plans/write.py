@@ -35,6 +35,7 @@ from memory_pg.errors import (
     MemoryNotFound,
     TenantMismatch,
 )
+from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan
 from memory_pg.sql import locks, memories, setup, supersede
 from memory_pg.sql.memories import NewMemory
@@ -317,6 +318,12 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
                     events.append((old, "superseded", {**detail, "by": str(row.id)}))
     if events:
         yield supersede.history_events(user_id, events)
+    # Relations (issue 19): entities, mentions and links of the new rows.
+    yield from relations.plan_record(
+        user_id,
+        [r for r in rows if r.id in inserted],
+        {old: new for old, new in replaced.items() if old in marked},
+    )
     # A row the unique index skipped (a concurrent exact duplicate) resolves by hash.
     missing = [r for r, i in zip(rows, ids, strict=True) if i == r.id and r.id not in inserted]
     missing_ids = {r.id for r in missing}
@@ -370,6 +377,7 @@ def plan_replace(
         if marked:
             detail = {"reason": "replaced", "by": str(new_id)}
             yield supersede.history_events(user_id, [(old_id, "superseded", detail)])
+            yield relations.supersedes_step(user_id, {old_id: new_id})
     return ids[0]
 
 

@@ -19,14 +19,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
@@ -43,6 +41,7 @@ from memory_pg.errors import (
     SchemaNotReady,
     TenantViolation,
 )
+from memory_pg.service.bodies import AddBody, BatchBody, MemoryIn, ReplaceBody, SearchBody
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
@@ -98,70 +97,6 @@ def status_of(exc: Exception) -> int:
 def error_body(kind: str, message: str) -> dict[str, Any]:
     """The JSON body of every error response."""
     return {"error": {"type": kind, "message": message}}
-
-
-# -- request bodies ------------------------------------------------------------------
-
-
-class _Body(BaseModel):
-    # Unknown fields are refused: a typo must not silently drop a filter.
-    model_config = ConfigDict(extra="forbid")
-
-    #: Optional, and must equal the token's: a request never names another user.
-    user_id: str | None = None
-    #: Optional, and must equal the token's agent (if it has one).
-    agent_id: str | None = None
-
-
-class MemoryIn(BaseModel):
-    """One memory to store."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    text: str
-    memory_type: str = "dialogue"
-    metadata: dict[str, Any] | None = None
-    topic: str | None = None
-    importance: float | None = None
-    event_time: datetime | None = None
-    expires_at: datetime | None = None
-    context: str | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-    private: bool = False
-
-
-class AddBody(MemoryIn):
-    """``POST /v1/memories``."""
-
-
-class BatchBody(_Body):
-    """``POST /v1/memories/batch``: all stored, or none."""
-
-    items: list[MemoryIn] = Field(min_length=1)
-
-
-class SearchBody(_Body):
-    """``POST /v1/search``."""
-
-    query: str
-    top_k: int = 5
-    memory_types: list[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    metadata_filter: dict[str, Any] | None = None
-    as_of: datetime | None = None
-    agent_ids: list[str] | None = None
-    min_similarity: float | None = None
-    min_lexical: float | None = None
-
-
-class ReplaceBody(_Body):
-    """``PUT /v1/memories/{id}``: update by replacement."""
-
-    text: str
-    metadata: dict[str, Any] | None = None
-    importance: float | None = None
 
 
 # -- the app -------------------------------------------------------------------------
@@ -323,6 +258,9 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     app.state.settings = cfg
     _handlers(app)
     _routes(app, store, cfg)
+    from memory_pg.service import http_relations  # issue 19
+
+    http_relations.add_routes(app, store)
     app.add_middleware(
         _Limits,
         max_body_bytes=cfg.max_body_bytes,
@@ -469,6 +407,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             min_lexical=body.min_lexical,
             agent_id=info.agent_id,
             agent_ids=body.agent_ids,
+            expand=body.expand,
         )
         return _json({"results": results})
 

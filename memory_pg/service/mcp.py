@@ -101,6 +101,9 @@ def _compact(row: dict[str, Any]) -> dict[str, Any]:
         "superseded_at",
         "superseded_by",
         "score",
+        "via",
+        "via_relation",
+        "via_entity",
     )
     out = {k: row[k] for k in keep if k in row}
     return json.loads(json.dumps(out, default=str, ensure_ascii=False))  # type: ignore[no-any-return]
@@ -142,6 +145,15 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         agent_ids: Annotated[
             list[str] | None, Field(description="only memories written by these agents")
         ] = None,
+        expand: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=2,
+                description="also memories this many links from the best hits (the turn "
+                "around it, the same person or project); 0: none",
+            ),
+        ] = 0,
     ) -> dict[str, Any]:
         """Search the user's long-term memory, best match first.
 
@@ -151,7 +163,12 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         who = await resolve(ctx)
         async with typed_errors():
             hits = await store.search(
-                query, top_k, memory_types=memory_types, agent_ids=agent_ids, **who.scope
+                query,
+                top_k,
+                memory_types=memory_types,
+                agent_ids=agent_ids,
+                expand=expand,
+                **who.scope,
             )
         return {"results": [_compact(h) for h in hits]}
 
@@ -244,6 +261,9 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
             rows = await store.list_memories(memory_types=types, limit=limit, **who.scope)
         return {"memories": [_compact(r) for r in rows]}
 
+    from memory_pg.service import mcp_relations  # issue 19
+
+    mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
     return server
 
 

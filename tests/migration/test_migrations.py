@@ -18,6 +18,9 @@ TABLES = {
     "memory_pg_history",
     "memory_pg_settings",
     "memory_pg_tokens",
+    "memory_pg_entities",
+    "memory_pg_memory_entities",
+    "memory_pg_memory_links",
 }
 
 

@@ -23,6 +23,9 @@ TOOLS = {
     "forget_memory",
     "memory_history",
     "list_recent_memories",
+    "related_memories",
+    "entity_memories",
+    "list_entities",
 }
 
 

@@ -33,6 +33,7 @@ BASE = {
     "embedding",
     "onnx_embedding",
     "embedders_zh",
+    "entities",
     "server",
     "schema",
 }
@@ -45,6 +46,7 @@ LAYERS = {
     "roles": 2,
     "opening": 3,
     "methods": 3,
+    "relation_methods": 3,
     "store": 3,
     "async_store": 3,
     "jobs": 3,

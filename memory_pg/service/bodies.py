@@ -1,0 +1,71 @@
+"""The HTTP API's request bodies (pydantic models; see :mod:`memory_pg.service.http`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Body(BaseModel):
+    # Unknown fields are refused: a typo must not silently drop a filter.
+    model_config = ConfigDict(extra="forbid")
+
+    #: Optional, and must equal the token's: a request never names another user.
+    user_id: str | None = None
+    #: Optional, and must equal the token's agent (if it has one).
+    agent_id: str | None = None
+
+
+class MemoryIn(BaseModel):
+    """One memory to store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    memory_type: str = "dialogue"
+    metadata: dict[str, Any] | None = None
+    topic: str | None = None
+    importance: float | None = None
+    event_time: datetime | None = None
+    expires_at: datetime | None = None
+    context: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    private: bool = False
+
+
+class AddBody(MemoryIn):
+    """``POST /v1/memories``."""
+
+
+class BatchBody(Body):
+    """``POST /v1/memories/batch``: all stored, or none."""
+
+    items: list[MemoryIn] = Field(min_length=1)
+
+
+class SearchBody(Body):
+    """``POST /v1/search``."""
+
+    query: str
+    top_k: int = 5
+    memory_types: list[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata_filter: dict[str, Any] | None = None
+    as_of: datetime | None = None
+    agent_ids: list[str] | None = None
+    min_similarity: float | None = None
+    min_lexical: float | None = None
+    #: Also the memories this many links from the best hits (0..3).
+    expand: int = 0
+
+
+class ReplaceBody(Body):
+    """``PUT /v1/memories/{id}``: update by replacement."""
+
+    text: str
+    metadata: dict[str, Any] | None = None
+    importance: float | None = None

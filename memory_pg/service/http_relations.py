@@ -1,0 +1,81 @@
+"""HTTP routes of the relations between a user's memories: related, entity, entities, graph."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Query
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from memory_pg.entities import KINDS
+from memory_pg.errors import MemoryNotFound
+from memory_pg.plans.relations import graph_dot, graph_text
+from memory_pg.service.http import UserToken  # http imports this module only in create_app
+
+if TYPE_CHECKING:
+    from memory_pg.async_store import AsyncMemoryStore
+
+
+def _json(content: Any) -> JSONResponse:
+    return JSONResponse(jsonable_encoder(content))
+
+
+def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
+    """``GET /v1/memories/{id}/related``, ``/v1/entities``, ``/v1/entities/{name}`` and
+    ``/v1/entities/{name}/graph``, acting for the token's user (and agent) only."""
+
+    @app.get("/v1/memories/{memory_id}/related", tags=["relations"])
+    async def related(
+        memory_id: str, info: UserToken, depth: int = 2, limit: int = 50
+    ) -> JSONResponse:
+        """Memories up to ``depth`` links away: next turn, replaced, summary, same entity."""
+        rows = await store.related(
+            memory_id, depth, limit=limit, user_id=info.user_id, agent_id=info.agent_id
+        )
+        return _json({"related": rows})
+
+    @app.get("/v1/entities", tags=["relations"])
+    async def entities(
+        info: UserToken,
+        kind: list[str] | None = Query(default=None),  # noqa: B008
+        limit: int = 100,
+    ) -> JSONResponse:
+        """The user's entities (people, places, organisations ...), most mentioned first."""
+        rows = await store.entities(
+            kinds=kind, limit=limit, user_id=info.user_id, agent_id=info.agent_id
+        )
+        return _json({"entities": rows, "kinds": list(KINDS)})
+
+    @app.get("/v1/entities/{name}", tags=["relations"])
+    async def entity(
+        name: str, info: UserToken, limit: int = 50, include_inactive: bool = False
+    ) -> JSONResponse:
+        """Everything about one entity (by name or alias), newest first; 404 if none."""
+        found = await store.entity(
+            name,
+            limit=limit,
+            include_inactive=include_inactive,
+            user_id=info.user_id,
+            agent_id=info.agent_id,
+        )
+        if found is None:
+            raise MemoryNotFound(f"no entity {name!r} for this user")
+        return _json(found)
+
+    @app.get("/v1/entities/{name}/graph", tags=["relations"], response_model=None)
+    async def graph(
+        name: str, info: UserToken, format: str = "json", limit: int = 25
+    ) -> JSONResponse | PlainTextResponse:
+        """An entity's neighbourhood as JSON, text or Graphviz dot (``format``)."""
+        found = await store.graph(name, limit=limit, user_id=info.user_id, agent_id=info.agent_id)
+        if found is None:
+            raise MemoryNotFound(f"no entity {name!r} for this user")
+        if format == "dot":
+            return PlainTextResponse(graph_dot(found), media_type="text/vnd.graphviz")
+        if format == "text":
+            return PlainTextResponse(graph_text(found))
+        return _json(found)
+
+
+__all__ = ["add_routes"]

@@ -1,0 +1,564 @@
+"""Statements of the relations between memories: entities, mentions, links, and walks over them.
+
+Pure builders (SQLAlchemy Core), no I/O. Every statement names its user: the keys
+of the three tables start with ``user_id`` and row-level security checks it again.
+The walks are recursive CTEs over both directions of the links and over memories
+that name the same (rare enough) entity, so recall across links is one statement.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    Float,
+    Integer,
+    Select,
+    Text,
+    Uuid,
+    and_,
+    any_,
+    bindparam,
+    case,
+    cast,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, distinct_on, insert
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import Subquery
+from sqlalchemy.sql.sqltypes import NullType
+
+from memory_pg.sql.core import array_param, unnest_rows, vector_literal
+from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
+from memory_pg.tables import entities, memories, memory_entities, memory_links
+
+m = memories
+e = entities
+me = memory_entities
+ml = memory_links
+
+#: An entity named by more memories than this joins none of them in a walk: a
+#: speaker's own name, or "PostgreSQL" in a database team's notes, links everything.
+MAX_ENTITY_MENTIONS = 40
+
+#: In a walk, at most this many memories are reached through one memory's entities
+#: (the most relevant first when there is a query, else the newest).
+MAX_ENTITY_NEIGHBOURS = 8
+
+#: How a link reads from its other end.
+_INVERSE = {
+    "supersedes": "superseded_by",
+    "merged_into": "merged_from",
+    "derived_from": "source_of",
+    "follows": "followed_by",
+}
+
+
+class QueryVector(Vector):
+    """The search's query vector parameter, sent in pgvector's text form (as the search
+    itself sends it: both name the parameter ``query_vector``)."""
+
+    cache_ok = True
+
+    def bind_processor(self, dialect: Any) -> Any:
+        return lambda value: None if value is None else vector_literal(value)
+
+
+@dataclass(frozen=True)
+class NewEntity:
+    """An entity one new memory names (the extractor's output, with its memory)."""
+
+    memory_id: uuid.UUID
+    name: str
+    key: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+
+
+def record_mentions(user_id: str, found: Sequence[NewEntity]) -> tuple[Any, dict[str, Any]]:
+    """Upsert the entities and insert the mentions of new memories: one statement.
+
+    An entity already known by its key keeps its id, name and kind and gains the new
+    spellings as aliases. Keys go in sorted order, so two writers of one user lock
+    entity rows in the same order and never deadlock.
+    """
+    by_key: dict[str, NewEntity] = {}
+    for f in sorted(found, key=lambda f: f.key):
+        known = by_key.get(f.key)
+        if known is None:
+            by_key[f.key] = f
+        else:
+            spellings = {*known.aliases, *f.aliases, f.name} - {known.name}
+            by_key[f.key] = NewEntity(
+                known.memory_id, known.name, known.key, known.kind, tuple(sorted(spellings))
+            )
+    keys = list(by_key)
+    values = {
+        "rel_user_id": user_id,
+        "ent_names": [by_key[k].name for k in keys],
+        "ent_keys": keys,
+        "ent_kinds": [by_key[k].kind for k in keys],
+        # One text per entity (arrays of arrays must be rectangular): a unit separator.
+        "ent_aliases": ["\x1f".join(by_key[k].aliases) for k in keys],
+        "mention_memory_ids": [f.memory_id for f in found],
+        "mention_keys": [f.key for f in found],
+    }
+    return _record_mentions(), values
+
+
+@functools.cache
+def _record_mentions() -> Any:
+    user = literal_user()
+    u = unnest_rows(
+        name=array_param("ent_names", Text()),
+        key=array_param("ent_keys", Text()),
+        kind=array_param("ent_kinds", Text()),
+        aliases=array_param("ent_aliases", Text()),
+    )
+    new_aliases = func.string_to_array(func.nullif(u.c.aliases, ""), "\x1f", type_=ARRAY(Text))
+    ins = insert(e).from_select(
+        ["user_id", "name", "key", "kind", "aliases"],
+        select(
+            user, u.c.name, u.c.key, u.c.kind, func.coalesce(new_aliases, cast([], ARRAY(Text)))
+        ),
+    )
+    excluded = ins.excluded
+    # Every spelling seen so far, once, without the entity's own name.
+    spelling = func.unnest(
+        func.array_append(func.array_cat(e.c.aliases, excluded.aliases), excluded.name)
+    ).column_valued("spelling")
+    merged = (
+        select(func.coalesce(func.array_agg(spelling.distinct()), cast([], ARRAY(Text))))
+        .where(spelling != e.c.name)
+        .scalar_subquery()
+    )
+    upsert = (
+        ins.on_conflict_do_update(index_elements=[e.c.user_id, e.c.key], set_={"aliases": merged})
+        .returning(e.c.id, e.c.key)
+        .cte("upserted")
+    )
+    mentions = unnest_rows(
+        memory_id=array_param("mention_memory_ids", Uuid()),
+        key=array_param("mention_keys", Text()),
+    )
+    return (
+        insert(me)
+        .from_select(
+            ["user_id", "memory_id", "entity_id"],
+            select(user, mentions.c.memory_id, upsert.c.id)
+            .select_from(mentions.join(upsert, upsert.c.key == mentions.c.key))
+            .distinct(),
+        )
+        .on_conflict_do_nothing()
+        .returning(me.c.entity_id)
+    )
+
+
+def literal_user() -> ColumnElement[Any]:
+    """The user of a relations statement, as a parameter."""
+    return bindparam("rel_user_id", type_=Text())
+
+
+def insert_links(
+    user_id: str, links: Sequence[tuple[uuid.UUID, str, uuid.UUID]]
+) -> tuple[Any, dict[str, Any]]:
+    """Insert ``(src, relation, dst)`` links of one user; a link already there is kept."""
+    values = {
+        "rel_user_id": user_id,
+        "link_src": [s for s, _, _ in links],
+        "link_relation": [r for _, r, _ in links],
+        "link_dst": [d for _, _, d in links],
+    }
+    return _insert_links(), values
+
+
+@functools.cache
+def _insert_links() -> Any:
+    u = unnest_rows(
+        src=array_param("link_src", Uuid()),
+        relation=array_param("link_relation", Text()),
+        dst=array_param("link_dst", Uuid()),
+    )
+    return (
+        insert(ml)
+        .from_select(
+            ["user_id", "src", "relation", "dst"],
+            select(literal_user(), u.c.src, u.c.relation, u.c.dst).where(u.c.src != u.c.dst),
+        )
+        .on_conflict_do_nothing()
+    )
+
+
+def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
+    """Links ``a supersedes b`` for each of ``new_ids`` (b) that records ``superseded_by``
+    (a) an existing memory: an import's rows, replaced as they were when exported."""
+    newer = m.alias("newer")
+    ids = list(new_ids)
+    sel = (
+        select(m.c.user_id, m.c.superseded_by, literal("supersedes"), m.c.id)
+        .select_from(
+            m.join(newer, and_(newer.c.user_id == m.c.user_id, newer.c.id == m.c.superseded_by))
+        )
+        .where(m.c.user_id == user_id, m.c.id.in_(ids))
+    )
+    return (
+        insert(ml).from_select(["user_id", "src", "relation", "dst"], sel).on_conflict_do_nothing()
+    )
+
+
+def last_turns(user_id: str, sessions: Sequence[str], exclude: Sequence[uuid.UUID]) -> Any:
+    """The newest current memory of each conversation (``metadata.session_id``), not one of
+    ``exclude``: the turn the first new turn of that conversation follows."""
+    keys = unnest_rows(session=array_param("sessions", Text()))
+    latest = (
+        select(m.c.id)
+        .where(
+            m.c.user_id == user_id,
+            m.c.superseded_at.is_(None),
+            m.c.metadata["session_id"].astext == keys.c.session,
+            m.c.id.not_in(list(exclude)),
+            # The end of the chain: one batch's turns share created_at, and only its
+            # last one is followed by no turn.
+            ~select(ml.c.src)
+            .where(ml.c.user_id == user_id, ml.c.dst == m.c.id, ml.c.relation == "follows")
+            .exists(),
+        )
+        .order_by(m.c.created_at.desc(), m.c.event_time.desc(), m.c.id.desc())
+        .limit(1)
+        .lateral("latest")
+    )
+    return select(keys.c.session, latest.c.id).select_from(keys.join(latest, literal(True))), {
+        "sessions": list(sessions)
+    }
+
+
+# -- walks ------------------------------------------------------------------------------
+
+
+def _neighbours(
+    user_id: ColumnElement[Any],
+    node: ColumnElement[Any],
+    query_vector: ColumnElement[Any] | None,
+) -> Any:
+    """The memories one link from ``node``: (id, relation, entity), as a LATERAL subquery."""
+    out = select(ml.c.dst.label("id"), ml.c.relation.label("relation"), null().label("entity"))
+    out = out.where(ml.c.user_id == user_id, ml.c.src == node)
+    inverse = case(
+        *((ml.c.relation == k, literal(v)) for k, v in _INVERSE.items()), else_=ml.c.relation
+    )
+    back = select(ml.c.src, inverse, null()).where(ml.c.user_id == user_id, ml.c.dst == node)
+    me1, me2, m2 = me.alias("me1"), me.alias("me2"), m.alias("m2")
+    me3 = me.alias("me3")
+    mentions = (
+        select(func.count())
+        .where(me3.c.user_id == user_id, me3.c.entity_id == me1.c.entity_id)
+        .correlate(me1)
+        .scalar_subquery()
+    )
+    order = (
+        m2.c.embedding.cosine_distance(query_vector)
+        if query_vector is not None
+        else m2.c.event_time.desc()
+    )
+    shared = (
+        select(me2.c.memory_id, literal("mentions"), e.c.name)
+        .select_from(
+            me1.join(me2, and_(me2.c.user_id == me1.c.user_id, me2.c.entity_id == me1.c.entity_id))
+            .join(e, and_(e.c.user_id == me1.c.user_id, e.c.id == me1.c.entity_id))
+            .join(m2, and_(m2.c.user_id == me2.c.user_id, m2.c.id == me2.c.memory_id))
+        )
+        .where(
+            me1.c.user_id == user_id,
+            me1.c.memory_id == node,
+            me2.c.memory_id != node,
+            mentions <= MAX_ENTITY_MENTIONS,
+        )
+        .order_by(order)
+        .limit(MAX_ENTITY_NEIGHBOURS)
+        .correlate(node.table)
+    )
+    shared_q = select(*shared.lateral("shared").c)
+    return union_all(out, back, shared_q).subquery("nb").lateral("nb")
+
+
+def walk(
+    user_id: ColumnElement[Any],
+    seeds: Subquery,
+    depth: ColumnElement[Any],
+    query_vector: ColumnElement[Any] | None = None,
+) -> Any:
+    """Recursive CTE ``walk(id, seed, relation, entity, hops, weight)`` from ``seeds``
+    (``id``, ``weight``) up to ``depth`` links away (each hop halves nothing: the
+    caller weighs hops)."""
+    start = select(
+        seeds.c.id.label("id"),
+        seeds.c.id.label("seed"),
+        cast(null(), Text).label("relation"),
+        cast(null(), Text).label("entity"),
+        literal(0, Integer).label("hops"),
+        seeds.c.weight.label("weight"),
+    )
+    w = start.cte("walk", recursive=True)
+    nb = _neighbours(user_id, w.c.id, query_vector)
+    step = (
+        select(nb.c.id, w.c.seed, nb.c.relation, nb.c.entity, w.c.hops + 1, w.c.weight)
+        .select_from(w.join(nb, literal(True)))
+        .where(w.c.hops < depth)
+    )
+    return w.union_all(step)
+
+
+def related_statement(
+    user_id: str, memory_id: uuid.UUID, depth: int, agent_id: str | None, limit: int
+) -> Select[Any]:
+    """Memories up to ``depth`` links from ``memory_id``, nearest first, then newest."""
+    uid = bindparam("rel_user_id", user_id, type_=Text())
+    seed = select(
+        literal(memory_id, Uuid).label("id"), literal(1.0, Float).label("weight")
+    ).subquery("seed")
+    w = walk(uid, select(*seed.c).subquery("seeds"), literal(depth, Integer))
+    first = (
+        select(w.c.id, func.min(w.c.hops).label("hops"))
+        .where(w.c.hops > 0, w.c.id != memory_id)
+        .group_by(w.c.id)
+        .subquery("first")
+    )
+    how = (
+        select(w.c.id, w.c.hops, w.c.relation, w.c.entity)
+        .ext(distinct_on(w.c.id))
+        .where(w.c.hops > 0)
+        # Of two paths, the nearer, then a link of its own before a shared entity.
+        .order_by(w.c.id, w.c.hops, w.c.relation == "mentions", w.c.relation)
+        .subquery("how")
+    )
+    return (
+        select(*MEMORY_COLUMNS, first.c.hops, how.c.relation, how.c.entity)
+        .select_from(
+            first.join(how, how.c.id == first.c.id).join(
+                m, and_(m.c.user_id == uid, m.c.id == first.c.id)
+            )
+        )
+        .where(visible_to(agent_id))
+        .order_by(first.c.hops, m.c.event_time.desc(), m.c.id)
+        .limit(limit)
+    )
+
+
+def find_entity(user_id: str, key: str, name: str) -> Select[Any]:
+    """The entity whose key is ``key`` or that lists ``name`` among its aliases."""
+    return (
+        select(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
+        .where(
+            e.c.user_id == user_id, or_(e.c.key == key, literal(name, Text) == any_(e.c.aliases))
+        )
+        .order_by((e.c.key == key).desc(), e.c.created_at)
+        .limit(1)
+    )
+
+
+def entity_memories(
+    user_id: str,
+    entity_id: uuid.UUID,
+    agent_id: str | None,
+    include_inactive: bool,
+    limit: int,
+) -> Select[Any]:
+    """Memories naming an entity, newest first (by event time)."""
+    stmt = (
+        select(*MEMORY_COLUMNS)
+        .select_from(me.join(m, and_(m.c.user_id == me.c.user_id, m.c.id == me.c.memory_id)))
+        .where(me.c.user_id == user_id, me.c.entity_id == entity_id, visible_to(agent_id))
+    )
+    if not include_inactive:
+        stmt = stmt.where(*current_conditions(None))
+    return stmt.order_by(m.c.event_time.desc(), m.c.created_at.desc(), m.c.id).limit(limit)
+
+
+def list_entities(
+    user_id: str, agent_id: str | None, kinds: Sequence[str] | None, limit: int
+) -> Select[Any]:
+    """A user's entities with how many current memories (that ``agent_id`` sees) name
+    each, most named first."""
+    stmt = (
+        select(
+            e.c.id,
+            e.c.name,
+            e.c.kind,
+            e.c.aliases,
+            e.c.created_at,
+            func.count(m.c.id).label("mentions"),
+            func.max(m.c.event_time).label("last_mentioned_at"),
+        )
+        .select_from(
+            e.join(me, and_(me.c.user_id == e.c.user_id, me.c.entity_id == e.c.id)).join(
+                m, and_(m.c.user_id == me.c.user_id, m.c.id == me.c.memory_id)
+            )
+        )
+        .where(e.c.user_id == user_id, visible_to(agent_id), *current_conditions(None))
+        .group_by(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
+        .order_by(func.count(m.c.id).desc(), e.c.name)
+        .limit(limit)
+    )
+    if kinds:
+        stmt = stmt.where(e.c.kind.in_(list(kinds)))
+    return stmt
+
+
+def co_mentioned(
+    user_id: str, entity_id: uuid.UUID, agent_id: str | None, limit: int
+) -> Select[Any]:
+    """Entities named in the same current memories as ``entity_id``, most shared first."""
+    me1, me2, e2 = me.alias("me1"), me.alias("me2"), e.alias("e2")
+    return (
+        select(e2.c.id, e2.c.name, e2.c.kind, func.count().label("shared"))
+        .select_from(
+            me1.join(m, and_(m.c.user_id == me1.c.user_id, m.c.id == me1.c.memory_id))
+            .join(me2, and_(me2.c.user_id == me1.c.user_id, me2.c.memory_id == me1.c.memory_id))
+            .join(e2, and_(e2.c.user_id == me2.c.user_id, e2.c.id == me2.c.entity_id))
+        )
+        .where(
+            me1.c.user_id == user_id,
+            me1.c.entity_id == entity_id,
+            me2.c.entity_id != entity_id,
+            visible_to(agent_id),
+            *current_conditions(None),
+        )
+        .group_by(e2.c.id, e2.c.name, e2.c.kind)
+        .order_by(func.count().desc(), e2.c.name)
+        .limit(limit)
+    )
+
+
+# -- search expansion ----------------------------------------------------------------------
+
+#: An expanded memory's score: this share of the score of the hit it hangs from (so it
+#: ranks below that hit), times its own similarity to the query (so a relevant
+#: neighbour ranks above a barely relevant one).
+EXPAND_DECAY = 0.9
+
+#: The best hits a search expands from.
+EXPAND_SEEDS = 3
+
+
+def expand_search(
+    base: Select[Any],
+    conditions: Sequence[ColumnElement[bool]],
+    *,
+    depth: int,
+    query_vector: ColumnElement[Any],
+    user_id: ColumnElement[Any],
+    top_k: ColumnElement[Any],
+    decay: float = EXPAND_DECAY,
+    seeds: int = EXPAND_SEEDS,
+) -> Select[Any]:
+    """``base`` (a ranked search) with the memories ``depth`` links from its best hits.
+
+    One statement: the search becomes a CTE, its ``seeds`` best rows start a walk
+    (:func:`walk`), and each memory the walk reaches that passes ``conditions`` (the
+    search's filters: current, visible to the agent, types ...) and is not a direct
+    hit scores ``seed score × decay^hops × (½ + ½·similarity)``, so it ranks below
+    the hit it came from. The result keeps ``base``'s columns, plus ``via`` (the hit
+    it came from, NULL for a direct hit), ``via_relation`` and ``via_entity``.
+    """
+    hits = base.cte("hits")
+    best = (
+        select(hits.c.id, hits.c.score.label("weight"))
+        .order_by(hits.c.score.desc())
+        .limit(seeds)
+        .subquery("best")
+    )
+    w = walk(user_id, select(*best.c).subquery("seeds"), literal(depth, Integer), query_vector)
+    distance = m.c.embedding.cosine_distance(query_vector)
+    similarity = func.coalesce(1.0 - distance, 0.0)
+    score = (
+        w.c.weight
+        * func.power(literal(decay, Float), w.c.hops)
+        * (0.5 + 0.5 * func.greatest(similarity, 0.0))
+    )
+    reached = (
+        select(
+            m.c.id.label("reached_id"),
+            w.c.seed,
+            w.c.relation,
+            w.c.entity,
+            distance.label("reached_distance"),
+            score.label("reached_score"),
+        )
+        .ext(distinct_on(m.c.id))
+        .select_from(w.join(m, and_(m.c.user_id == user_id, m.c.id == w.c.id)))
+        .where(w.c.hops > 0, *conditions, m.c.id.not_in(select(hits.c.id)))
+        .order_by(m.c.id, score.desc())
+        .subquery("reached")
+    )
+    direct = select(
+        *hits.c,
+        cast(null(), Uuid).label("via"),
+        cast(null(), Text).label("via_relation"),
+        cast(null(), Text).label("via_entity"),
+    )
+    columns = {c.name for c in MEMORY_COLUMNS}
+    extra: list[ColumnElement[Any]] = []
+    for c in hits.c:
+        if c.name in columns:
+            extra.append(m.c[c.name])
+        elif c.name == "score":
+            extra.append(reached.c.reached_score.label("score"))
+        elif c.name == "distance":
+            extra.append(reached.c.reached_distance.label("distance"))
+        elif c.name == "similarity":
+            extra.append((1.0 - reached.c.reached_distance).label("similarity"))
+        elif isinstance(c.type, NullType):
+            extra.append(null().label(c.name))
+        else:
+            extra.append(cast(null(), c.type).label(c.name))
+    expanded = select(
+        *extra,
+        reached.c.seed.label("via"),
+        reached.c.relation.label("via_relation"),
+        reached.c.entity.label("via_entity"),
+    ).select_from(reached.join(m, and_(m.c.user_id == user_id, m.c.id == reached.c.reached_id)))
+    both = union_all(direct, expanded).subquery("both")
+    return (
+        select(*both.c)
+        .order_by(both.c.score.desc(), both.c.event_time.desc(), both.c.id)
+        .limit(top_k)
+    )
+
+
+def link_values(
+    links: Mapping[uuid.UUID, uuid.UUID], relation: str
+) -> list[tuple[uuid.UUID, str, uuid.UUID]]:
+    """``{src: dst}`` as link triples of one relation."""
+    return [(src, relation, dst) for src, dst in links.items()]
+
+
+__all__ = [
+    "EXPAND_DECAY",
+    "EXPAND_SEEDS",
+    "MAX_ENTITY_MENTIONS",
+    "MAX_ENTITY_NEIGHBOURS",
+    "NewEntity",
+    "co_mentioned",
+    "entity_memories",
+    "expand_search",
+    "find_entity",
+    "insert_links",
+    "last_turns",
+    "link_values",
+    "list_entities",
+    "literal_user",
+    "record_mentions",
+    "related_statement",
+    "supersedes_links",
+    "walk",
+]
