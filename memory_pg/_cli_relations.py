@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
+from memory_pg.cli import add_json_flag, require_user
 from memory_pg.entities import KINDS
 from memory_pg.plans.relations import graph_dot, graph_text
 
@@ -53,14 +53,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=_USER_HELP)
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json_flag(p)
 
 
-def _need_user(args: argparse.Namespace) -> str | None:
-    if not args.user:
-        print("memory-pg: --user is required (or MEMORY_PG_USER_ID)", file=sys.stderr)
-        return None
-    return str(args.user)
+def _as_json(args: argparse.Namespace, ctx: CliContext, value: Any) -> bool:
+    """Under ``--json``, print ``value`` and say so (the command prints nothing more)."""
+    if args.json:
+        ctx.emit(_jsonable(value), True)
+    return bool(args.json)
 
 
 def _jsonable(value: Any) -> Any:
@@ -75,12 +75,9 @@ def _line(mem: dict[str, Any]) -> str:
 
 def cmd_related(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg related ID --user U [--depth 2]``."""
-    user = _need_user(args)
-    if user is None:
-        return 2
+    user = require_user(args)
     rows = ctx.store(user).related(args.memory, args.depth, limit=args.limit, user_id=user)
-    if args.json:
-        ctx.emit(_jsonable(rows), True)
+    if _as_json(args, ctx, rows):
         return 0
     if not rows:
         ctx.out.write("nothing linked / 没有关联的记忆\n")
@@ -92,14 +89,11 @@ def cmd_related(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_entity(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg entity NAME --user U``."""
-    user = _need_user(args)
-    if user is None:
-        return 2
+    user = require_user(args)
     found = ctx.store(user).entity(
         args.name, limit=args.limit, include_inactive=args.include_inactive, user_id=user
     )
-    if args.json:
-        ctx.emit(_jsonable(found), True)
+    if _as_json(args, ctx, found):
         return 0
     if found is None:
         ctx.out.write(f"no entity {args.name!r} / 没有这个实体\n")
@@ -113,12 +107,9 @@ def cmd_entity(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_entities(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg entities --user U [--kind person]``."""
-    user = _need_user(args)
-    if user is None:
-        return 2
+    user = require_user(args)
     rows = ctx.store(user).entities(kinds=args.kind, limit=args.limit, user_id=user)
-    if args.json:
-        ctx.emit(_jsonable(rows), True)
+    if _as_json(args, ctx, rows):
         return 0
     for r in rows:
         ctx.out.write(f"{r['mentions']:>5}  {r['name']} [{r['kind']}]\n")
@@ -127,12 +118,9 @@ def cmd_entities(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_graph(args: argparse.Namespace, ctx: CliContext) -> int:
     """``memory-pg graph --user U --entity NAME [--format dot]``."""
-    user = _need_user(args)
-    if user is None:
-        return 2
+    user = require_user(args)
     graph = ctx.store(user).graph(args.entity, limit=args.limit, user_id=user)
-    if args.json:
-        ctx.emit(_jsonable(graph), True)
+    if _as_json(args, ctx, graph):
         return 0
     if graph is None:
         ctx.out.write(f"no entity {args.entity!r} / 没有这个实体\n")

@@ -107,6 +107,15 @@ def readability(embedder: object, text: str) -> float:
     return min(max(value, 0.0), 1.0)
 
 
+def model_vectors(model_name: str, encode: Callable[[], object]) -> Vectors:
+    """What ``encode()`` returns as float32 vectors; its failure an :class:`EmbeddingError`."""
+    try:
+        vectors = encode()
+    except Exception as exc:
+        raise EmbeddingError(f"embedding with {model_name} failed: {exc}") from exc
+    return np.asarray(vectors, dtype=np.float32)
+
+
 def embedding_text(text: str, context: str | None) -> str:
     """What a memory's vector is computed from: its context (if any), then its text,
     in the order they were said."""
@@ -293,18 +302,16 @@ class SentenceTransformerEmbedder:
 
     def _encode(self, texts: Sequence[str]) -> Vectors:
         model = self._load()
-        try:
-            vectors = model.encode(  # type: ignore[attr-defined]
+        return model_vectors(
+            self.model_name,
+            lambda: model.encode(  # type: ignore[attr-defined]
                 list(texts),
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
-            )
-        except Exception as exc:
-            raise EmbeddingError(f"embedding with {self.model_name} failed: {exc}") from exc
-        result: Vectors = np.asarray(vectors, dtype=np.float32)
-        return result
+            ),
+        )
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors for texts to store, one row per text."""

@@ -34,6 +34,7 @@ from memory_pg.embedding import (
     SentenceTransformerEmbedder,
     Vectors,
     bundled_model_path,
+    model_vectors,
     readability,
     tokenizer_readability,
 )
@@ -288,12 +289,10 @@ class OnnxEmbedder:
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        try:
-            (vectors,) = session.run(None, feed)  # type: ignore[attr-defined]
-        except Exception as exc:
-            raise EmbeddingError(f"embedding with {self.model_name} failed: {exc}") from exc
-        result: Vectors = np.asarray(vectors, dtype=np.float32)
-        return result
+        return model_vectors(
+            self.model_name,
+            lambda: session.run(None, feed)[0],  # type: ignore[attr-defined]
+        )
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Vectors for texts to store, one row per text, L2-normalised."""

@@ -16,6 +16,15 @@ from memory_pg.plans import relations
 from memory_pg.plans.write import parse_memory_id, scope_user
 
 
+def _who(
+    store: StoreBase[Any], user_id: str | None, agent_id: str | None
+) -> tuple[str, str | None]:
+    """The user a call reads as (the store's rule) and its agent, validated."""
+    return scope_user(user_id, store.user_id, store.settings), check_agent_id(
+        agent_id, store.settings
+    )
+
+
 def related(
     self: StoreBase[Any],
     memory_id: str,
@@ -32,15 +41,9 @@ def related(
     hop to it reads: ``follows``, ``superseded_by``, ``mentions`` ...) and ``entity``
     (for ``mentions``: the shared entity's name).
     """
-    uid = scope_user(user_id, self.user_id, self.settings)
-    plan = relations.plan_related(
-        uid,
-        parse_memory_id(memory_id),
-        relations.check_depth(depth),
-        check_agent_id(agent_id, self.settings),
-        check_top_k(limit),
-    )
-    return (yield from run_plan(self, plan, uid))
+    ref, hops, top = parse_memory_id(memory_id), relations.check_depth(depth), check_top_k(limit)
+    uid, agent = _who(self, user_id, agent_id)
+    return (yield from run_plan(self, relations.plan_related(uid, ref, hops, agent, top), uid))
 
 
 def entity(
@@ -57,14 +60,9 @@ def entity(
     A dict with ``id``, ``name``, ``kind``, ``aliases`` and ``memories`` (the
     memories naming it, newest event first; superseded ones only if asked).
     """
-    uid = scope_user(user_id, self.user_id, self.settings)
-    plan = relations.plan_entity(
-        uid,
-        check_text(name, self.settings, what="name"),
-        check_agent_id(agent_id, self.settings),
-        include_inactive,
-        check_top_k(limit),
-    )
+    who, top = check_text(name, self.settings, what="name"), check_top_k(limit)
+    uid, agent = _who(self, user_id, agent_id)
+    plan = relations.plan_entity(uid, who, agent, include_inactive, top)
     return (yield from run_plan(self, plan, uid))
 
 
@@ -77,14 +75,9 @@ def entities(
     agent_id: str | None = None,
 ) -> Op[list[dict[str, Any]]]:
     """A user's entities, most mentioned first (``mentions``: current memories naming it)."""
-    uid = scope_user(user_id, self.user_id, self.settings)
-    plan = relations.plan_entities(
-        uid,
-        check_agent_id(agent_id, self.settings),
-        relations.check_kinds(kinds),
-        check_top_k(limit),
-    )
-    return (yield from run_plan(self, plan, uid))
+    which, top = relations.check_kinds(kinds), check_top_k(limit)
+    uid, agent = _who(self, user_id, agent_id)
+    return (yield from run_plan(self, relations.plan_entities(uid, agent, which, top), uid))
 
 
 def graph(
@@ -98,11 +91,6 @@ def graph(
     """An entity's neighbourhood: :meth:`entity` plus ``related_entities`` (the
     entities named in the same memories, most shared first). Render it with
     :func:`memory_pg.plans.relations.graph_text` or ``graph_dot``."""
-    uid = scope_user(user_id, self.user_id, self.settings)
-    plan = relations.plan_graph(
-        uid,
-        check_text(name, self.settings, what="name"),
-        check_agent_id(agent_id, self.settings),
-        check_top_k(limit),
-    )
-    return (yield from run_plan(self, plan, uid))
+    who, top = check_text(name, self.settings, what="name"), check_top_k(limit)
+    uid, agent = _who(self, user_id, agent_id)
+    return (yield from run_plan(self, relations.plan_graph(uid, who, agent, top), uid))

@@ -85,6 +85,12 @@ class NewEntity:
     aliases: tuple[str, ...] = ()
 
 
+def _same_user(left: ColumnElement[Any], right: ColumnElement[Any]) -> ColumnElement[bool]:
+    """``left = right`` within one user: a join on these tables always matches user_id too
+    (every key starts with it, so the join stays on the user's index entries)."""
+    return and_(left.table.c.user_id == right.table.c.user_id, left == right)
+
+
 def record_mentions(user_id: str, found: Sequence[NewEntity]) -> tuple[Any, dict[str, Any]]:
     """Upsert the entities and insert the mentions of new memories: one statement.
 
@@ -206,9 +212,7 @@ def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
     ids = list(new_ids)
     sel = (
         select(m.c.user_id, m.c.superseded_by, literal("supersedes"), m.c.id)
-        .select_from(
-            m.join(newer, and_(newer.c.user_id == m.c.user_id, newer.c.id == m.c.superseded_by))
-        )
+        .select_from(m.join(newer, _same_user(newer.c.id, m.c.superseded_by)))
         .where(m.c.user_id == user_id, m.c.id.in_(ids))
     )
     return (
@@ -273,9 +277,9 @@ def _neighbours(
     shared = (
         select(me2.c.memory_id, literal("mentions"), e.c.name)
         .select_from(
-            me1.join(me2, and_(me2.c.user_id == me1.c.user_id, me2.c.entity_id == me1.c.entity_id))
-            .join(e, and_(e.c.user_id == me1.c.user_id, e.c.id == me1.c.entity_id))
-            .join(m2, and_(m2.c.user_id == me2.c.user_id, m2.c.id == me2.c.memory_id))
+            me1.join(me2, _same_user(me2.c.entity_id, me1.c.entity_id))
+            .join(e, _same_user(e.c.id, me1.c.entity_id))
+            .join(m2, _same_user(m2.c.id, me2.c.memory_id))
         )
         .where(
             me1.c.user_id == user_id,
@@ -376,7 +380,7 @@ def entity_memories(
     """Memories naming an entity, newest first (by event time)."""
     stmt = (
         select(*MEMORY_COLUMNS)
-        .select_from(me.join(m, and_(m.c.user_id == me.c.user_id, m.c.id == me.c.memory_id)))
+        .select_from(me.join(m, _same_user(m.c.id, me.c.memory_id)))
         .where(me.c.user_id == user_id, me.c.entity_id == entity_id, visible_to(agent_id))
     )
     if not include_inactive:
@@ -400,8 +404,8 @@ def list_entities(
             func.max(m.c.event_time).label("last_mentioned_at"),
         )
         .select_from(
-            e.join(me, and_(me.c.user_id == e.c.user_id, me.c.entity_id == e.c.id)).join(
-                m, and_(m.c.user_id == me.c.user_id, m.c.id == me.c.memory_id)
+            e.join(me, _same_user(me.c.entity_id, e.c.id)).join(
+                m, _same_user(m.c.id, me.c.memory_id)
             )
         )
         .where(e.c.user_id == user_id, visible_to(agent_id), *current_conditions(None))
@@ -422,9 +426,9 @@ def co_mentioned(
     return (
         select(e2.c.id, e2.c.name, e2.c.kind, func.count().label("shared"))
         .select_from(
-            me1.join(m, and_(m.c.user_id == me1.c.user_id, m.c.id == me1.c.memory_id))
-            .join(me2, and_(me2.c.user_id == me1.c.user_id, me2.c.memory_id == me1.c.memory_id))
-            .join(e2, and_(e2.c.user_id == me2.c.user_id, e2.c.id == me2.c.entity_id))
+            me1.join(m, _same_user(m.c.id, me1.c.memory_id))
+            .join(me2, _same_user(me2.c.memory_id, me1.c.memory_id))
+            .join(e2, _same_user(e2.c.id, me2.c.entity_id))
         )
         .where(
             me1.c.user_id == user_id,
