@@ -148,7 +148,12 @@ def main() -> None:
     try:
         schema.upgrade(engine, embedding_dim=args.dim)
         with engine.begin() as conn:
-            conn.execute(text("TRUNCATE memory_pg_memories, memory_pg_history"))
+            conn.execute(
+                text(
+                    "TRUNCATE memory_pg_memories, memory_pg_history, memory_pg_memory_entities, "
+                    "memory_pg_memory_links, memory_pg_entities"
+                )
+            )
         load_s = load(engine, args.rows, expirable, args.users, args.dim)
 
         idle: list[float] = []

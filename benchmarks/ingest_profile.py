@@ -107,7 +107,12 @@ def _run(
     policy: Any,
 ) -> dict[str, Any]:
     with store.engine.begin() as conn:
-        conn.execute(text("TRUNCATE memory_pg_memories, memory_pg_history"))
+        conn.execute(
+            text(
+                "TRUNCATE memory_pg_memories, memory_pg_history, memory_pg_memory_entities, "
+                "memory_pg_memory_links, memory_pg_entities"
+            )
+        )
     store.supersede = policy(enabled=on)
     prof = cProfile.Profile() if args.profile and on else None
     ingest = raw = 0.0

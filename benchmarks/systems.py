@@ -148,7 +148,12 @@ class MemoryPg:
         from sqlalchemy import text
 
         with self.store.engine.begin() as conn:
-            conn.execute(text("TRUNCATE memory_pg_memories, memory_pg_history"))
+            conn.execute(
+                text(
+                    "TRUNCATE memory_pg_memories, memory_pg_history, memory_pg_memory_entities, "
+                    "memory_pg_memory_links, memory_pg_entities"
+                )
+            )
 
     def settle(self) -> None:
         """``VACUUM ANALYZE`` after a bulk load, as autovacuum soon does in production:

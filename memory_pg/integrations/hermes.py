@@ -114,6 +114,7 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         self._writes = True
         self._lock = threading.Lock()  # Hermes calls from its worker and tool threads
         self._model_ready = threading.Event()
+        self._loader: threading.Thread | None = None
         #: Why memory-pg cannot serve this session (shown to the user), or None.
         self.unavailable_reason: str | None = None
         self._unavailable_type = "MemoryPgError"
@@ -204,7 +205,11 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 return
             self._model_ready.set()
 
-        threading.Thread(target=load, name="memory-pg-model", daemon=True).start()
+        # Not a daemon: a process that ends while the model loads waits for the load to
+        # finish. A daemon thread stopped inside ONNX Runtime's or torch's native code at
+        # exit aborts the process (SIGABRT, "terminate called without an active exception").
+        self._loader = threading.Thread(target=load, name="memory-pg-model")
+        self._loader.start()
 
     @property
     def _serving(self) -> bool:
@@ -237,6 +242,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         except MemoryPgError as exc:
             self._report(f"memory-pg could not save the pending turns: {_describe(exc)}")
         finally:
+            if self._loader is not None:
+                self._loader.join()  # the store's engine may not close under a loading model
             if self._owns_store and self._store is not None:
                 self._store.close()
                 self._store = None

@@ -154,3 +154,5 @@ def test_reembed_needs_an_owner_that_sees_every_user(raw, db_url):
                 assert require_owner(conn, "reembed").sees_every_user
         finally:
             engine.dispose()
+            # Back to the test's owner: the role's objects are dropped with it.
+            raw.execute("ALTER TABLE memory_pg_memories OWNER TO CURRENT_USER")
