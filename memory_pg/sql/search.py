@@ -221,11 +221,9 @@ class SearchShape:
     stay literals of the statement: they change between deployments, not searches.
     """
 
-    memory_types: bool = False
-    since: bool = False
-    until: bool = False
-    metadata: bool = False
-    as_of: bool = False
+    #: Which filters the search has: memory types, since, until, metadata, as_of
+    #: (:func:`_filter_shape`).
+    filters: tuple[bool, bool, bool, bool, bool] = (False, False, False, False, False)
     min_similarity: bool = False
     min_lexical: bool = False
     english: bool = False
@@ -284,7 +282,7 @@ def search_statement(
     # The words that named the time are not content words.
     en_any, en_own, cjk_any, cjk_own = term_queries(span.rest if span else query_text)
     shape = SearchShape(
-        *_filter_shape(filters),
+        _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
         min_lexical=filters.min_lexical is not None,
         english=bool(en_any),
@@ -363,15 +361,7 @@ def build_search(shape: SearchShape) -> Select[Any]:
     compiled form. 64 shapes: a process uses a handful.
     """
     rs = shape.ranking
-    conds = _filter_conditions(
-        shape.memory_types,
-        shape.since,
-        shape.until,
-        shape.metadata,
-        shape.as_of,
-        viewer=shape.viewer,
-        writers=shape.writers,
-    )
+    conds = _filter_conditions(*shape.filters, viewer=shape.viewer, writers=shape.writers)
     distance = m.c.embedding.cosine_distance(_P_VECTOR)
 
     vec_inner = (
@@ -401,7 +391,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
     )
 
     k = float(rs.rrf_k)
-    now = _P_AS_OF if shape.as_of else func.now()
+    as_of = shape.filters[4]
+    now = _P_AS_OF if as_of else func.now()
     # scoring.rrf and scoring.relevance with the vector leg weighted by how much of
     # the query its model reads (1.0: the plain formulas).
     readable = _P_READABILITY
