@@ -107,6 +107,7 @@ def as_memory_input(item: object, turn_ids: Sequence[int]) -> object:
             metadata=getattr(item, "metadata", None),
             topic=getattr(item, "topic", None),
             importance=getattr(item, "importance", None),
+            entities=getattr(item, "entities", None),
         )
     metadata = dict(item.metadata) if isinstance(item.metadata, Mapping) else item.metadata
     if isinstance(metadata, dict) or metadata is None:

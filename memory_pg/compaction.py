@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from memory_pg._extract import (
 from memory_pg._facts import non_fact
 from memory_pg._json_repair import parse_llm_json
 from memory_pg.config import StoreSettings
+from memory_pg.entities import Entity, from_llm, named_in
 from memory_pg.errors import InvalidArgument, LLMResponseUnparseable
 
 logger = logging.getLogger(__name__)
@@ -62,10 +64,14 @@ class CompactionResult(_CompactionFields, total=False):
     sentences) and ``key_decisions`` (a list of :class:`KeyDecision`, one per topic, the
     latest). Present only when some batch could not be compacted: ``uncompacted``, the
     raw texts of those batches (kept, not dropped), and ``errors``, why (never user text).
+    Present only when the LLM listed them: ``entities``, the people, places,
+    organisations, projects and things the facts name (read by
+    :func:`memory_pg.entities.from_llm`).
     """
 
     uncompacted: list[str]
     errors: list[str]
+    entities: list[Entity]
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,8 @@ class CompactedMemory:
         importance: 0..1, from :data:`IMPORTANCE`.
         metadata: ``{"compaction": "llm" | "offline"}``, or for raw text
             ``{"compaction": "failed", "reason": ...}``.
+        entities: the entities the LLM listed that this text names (None when it listed
+            none: the store's rules find them on write).
     """
 
     memory_type: str
@@ -87,6 +95,7 @@ class CompactedMemory:
     topic: str | None = None
     importance: float = 0.5
     metadata: dict[str, Any] = field(default_factory=dict)
+    entities: tuple[Entity, ...] | None = None
 
 
 _PROMPTS = {
@@ -98,7 +107,10 @@ with exactly these keys:
   "project_status": ["the current state of their projects: done, in progress, launched"],
   "key_decisions": [{"decision": "the decision, one sentence", "topic": "a short lowercase \
 English key: database, language, framework, frontend, backend, hosting, payment, llm, ..."}],
-  "todos": ["what is still to be done, with its deadline when one was given"]
+  "todos": ["what is still to be done, with its deadline when one was given"],
+  "entities": [{"name": "a person, place, organisation, project or thing the items above \
+name", "kind": "person|place|organisation|project|thing", "aliases": ["other names the \
+dialogue uses for the same one"]}]
 }
 Rules:
 - Use only what the user said or accepted; the assistant's words and suggestions are not facts \
@@ -112,6 +124,8 @@ the latest, and say what it replaced ("Switched the frontend from React to Svelt
 - The topic names what the decision chooses (database = which database); another decision about \
 the same thing gets its own key ("database_backup" for "back up the database nightly").
 - Each item is a short self-contained sentence in the language of the dialogue.
+- Give an alias only when the dialogue says both names are the same one (a nickname and a \
+full name); two people are never one entity.
 - Use [] for a key with nothing to report. Do not invent anything.
 
 Dialogue:
@@ -125,7 +139,9 @@ Dialogue:
   "project_status": ["用户项目的当前状态：已完成、进行中、已上线"],
   "key_decisions": [{"decision": "一句话描述的决定", "topic": "简短的小写英文主题键，如 database、\
 language、framework、frontend、backend、hosting、payment、llm"}],
-  "todos": ["还要做的事，有截止时间的写上截止时间"]
+  "todos": ["还要做的事，有截止时间的写上截止时间"],
+  "entities": [{"name": "上面各项提到的人、地点、组织、项目或事物", \
+"kind": "person|place|organisation|project|thing", "aliases": ["对话中同一对象的其他叫法"]}]
 }
 规则：
 - 只采用用户说过或认可的内容；助手说的话和建议不是关于用户的事实。
@@ -138,6 +154,7 @@ language、framework、frontend、backend、hosting、payment、llm"}],
 - topic 表示这个决定选的是什么（database 表示选哪个数据库）；同一事物的其他决定用自己的键\
 （“数据库每天凌晨备份”用 database_backup）。
 - 每一项用对话所用的语言写成简短、独立的一句话。
+- 只有对话明确说明两个名字指同一对象时才写 aliases（如昵称和全名）；不同的人绝不合并。
 - 没有内容的键用 []。不要编造。
 
 对话：
@@ -229,7 +246,7 @@ def result_from_reply(reply: str) -> CompactionResult:
         raise LLMResponseUnparseable(
             f"the LLM reply is JSON but has none of the expected keys ({len(data)} other keys)"
         )
-    return {
+    result: CompactionResult = {
         "user_profile": _facts_only(_strings(picked["user_profile"])),
         "project_status": _facts_only(_strings(picked["project_status"])),
         "key_decisions": [
@@ -237,6 +254,11 @@ def result_from_reply(reply: str) -> CompactionResult:
         ],
         "todos": _facts_only(_strings(picked["todos"])),
     }
+    # Never a reason to lose the memories: a missing or malformed list leaves the rules.
+    entities = from_llm(by_key.get("entities"))
+    if entities is not None:
+        result["entities"] = entities
+    return result
 
 
 def _is_fact(text: str) -> bool:
@@ -290,6 +312,12 @@ def merge_results(results: Iterable[CompactionResult]) -> CompactionResult:
     if uncompacted:
         merged["uncompacted"] = uncompacted
         merged["errors"] = _dedupe(e for r in results for e in r.get("errors", []))
+    if any("entities" in r for r in results):
+        # One per key, as the first batch named it (its aliases included).
+        by_key: dict[str, Entity] = {}
+        for entity in (e for r in results for e in r.get("entities", [])):
+            by_key.setdefault(entity.key, entity)
+        merged["entities"] = list(by_key.values())
     return merged
 
 
@@ -336,6 +364,7 @@ def to_memories(
 ) -> list[CompactedMemory]:
     """Turn a :class:`CompactionResult` into memories the store can write, in order."""
     meta = {"compaction": source}
+    listed = result.get("entities")
     memories = [
         CompactedMemory("user_profile", t, None, IMPORTANCE["user_profile"], dict(meta))
         for t in result["user_profile"]
@@ -353,6 +382,8 @@ def to_memories(
     memories += [
         CompactedMemory("todo", t, None, IMPORTANCE["todo"], dict(meta)) for t in result["todos"]
     ]
+    if listed is not None:
+        memories = [dataclasses.replace(m, entities=named_in(m.text, listed)) for m in memories]
     failed = {"compaction": "failed", "reason": "; ".join(result.get("errors", []))}
     memories += [
         CompactedMemory("dialogue", piece, None, IMPORTANCE["dialogue"], dict(failed))

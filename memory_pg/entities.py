@@ -276,4 +276,101 @@ def _chinese(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
-__all__ = ["KINDS", "MAX_PER_MEMORY", "Entity", "entity_key", "extract"]
+# -- entities an LLM listed (compaction asks for them in the same call) --------------------
+
+# Kinds an LLM may write for ours; anything else it calls a kind reads as "thing".
+_LLM_KINDS = {
+    "people": "person",
+    "human": "person",
+    "人物": "person",
+    "人": "person",
+    "location": "place",
+    "city": "place",
+    "country": "place",
+    "地点": "place",
+    "地方": "place",
+    "organization": "organisation",
+    "org": "organisation",
+    "company": "organisation",
+    "组织": "organisation",
+    "公司": "organisation",
+    "机构": "organisation",
+    "项目": "project",
+    "product": "thing",
+}
+
+
+def from_llm(value: object) -> list[Entity] | None:
+    """Entities an LLM listed (``[{"name", "kind", "aliases"}]``), read defensively.
+
+    None when ``value`` is not a list (the rules then decide alone); an item with no
+    usable name is skipped. An alias whose key is another listed entity's name is
+    dropped: the model contradicted itself, and a wrong merge joins two people.
+    """
+    if not isinstance(value, list):
+        return None
+    found: dict[str, Entity] = {}
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        name = item["name"].strip()
+        key = entity_key(name)
+        if not key or len(name) > MAX_NAME_CHARS or key in found:
+            continue
+        raw_kind = item.get("kind", item.get("type"))
+        kind = raw_kind.strip().casefold() if isinstance(raw_kind, str) else "thing"
+        kind = kind if kind in KINDS else _LLM_KINDS.get(kind, "thing")
+        raw = item.get("aliases")
+        aliases = [a.strip() for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
+        kept = tuple(
+            dict.fromkeys(a for a in aliases if a and a != name and len(a) <= MAX_NAME_CHARS)
+        )
+        found[key] = Entity(name, kind, key, kept)
+        if len(found) >= MAX_PER_MEMORY * 4:
+            break
+    names = set(found)
+    return [
+        Entity(f.name, f.kind, f.key, tuple(a for a in f.aliases if entity_key(a) not in names))
+        for f in found.values()
+    ]
+
+
+def named_in(text: str, listed: list[Entity]) -> tuple[Entity, ...]:
+    """The listed entities ``text`` names by their name or an alias (keys compared)."""
+    folded = _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+
+    def names(spelling: str) -> bool:
+        key = entity_key(spelling)
+        if not key:
+            return False
+        if _HAN.search(key):
+            return key in folded
+        # Whole words only: "Al" is not named by "also".
+        return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", folded) is not None
+
+    named = [f for f in listed if any(names(s) for s in (f.name, *f.aliases))]
+    return tuple(named[:MAX_PER_MEMORY])
+
+
+def combine(listed: tuple[Entity, ...] | None, rules: list[Entity]) -> list[Entity]:
+    """A memory's entities: the LLM's when it listed any, then the rules' it did not name.
+
+    A rule entity whose key is one of the LLM's names or aliases is left out (the LLM
+    said which entity that spelling belongs to); nothing else is merged.
+    """
+    if not listed:
+        return rules
+    taken = {entity_key(s) for f in listed for s in (f.name, *f.aliases)}
+    return [*listed, *(r for r in rules if r.key not in taken)][:MAX_PER_MEMORY]
+
+
+__all__ = [
+    "KINDS",
+    "MAX_PER_MEMORY",
+    "Entity",
+    "combine",
+    "entity_key",
+    "extract",
+    "from_llm",
+    "named_in",
+]

@@ -60,11 +60,12 @@ def check_kinds(kinds: object) -> tuple[str, ...] | None:
 
 
 def found_entities(rows: Sequence[NewMemory]) -> list[sql.NewEntity]:
-    """The entities each memory's text names (not its context: that frames it)."""
+    """The entities each memory's text names (not its context: that frames it): the
+    rules', or those an LLM gave with it first (:func:`memory_pg.entities.combine`)."""
     return [
         sql.NewEntity(row.id, f.name, f.key, f.kind, f.aliases)
         for row in rows
-        for f in extraction.extract(row.text)
+        for f in extraction.combine(row.entities, extraction.extract(row.text))
     ]
 
 

@@ -8,7 +8,7 @@ the current memories it may replace or repeat (:mod:`memory_pg.supersession`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +28,7 @@ from memory_pg._validate import (
 )
 from memory_pg.config import StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
+from memory_pg.entities import KINDS, MAX_NAME_CHARS, Entity, entity_key
 from memory_pg.errors import (
     EmbeddingModelMismatch,
     InvalidArgument,
@@ -86,6 +87,9 @@ class MemoryInput:
     #: Seen only by the agent that writes it (the write's ``agent_id``), not shared
     #: with the user's other agents.
     private: bool = False
+    #: Entities it names, as an LLM found them (:class:`memory_pg.entities.Entity`, or
+    #: dicts with ``name``, ``kind``, ``aliases``); None: found by the rules on write.
+    entities: Sequence[Any] | None = None
 
 
 @dataclass
@@ -102,6 +106,7 @@ class Prepared:
     overrides: list[dict[str, Any]] = field(default_factory=list)
     #: The agent that writes these memories (None: the user's own write).
     agent_id: str | None = None
+    entities: list[tuple[Entity, ...] | None] = field(default_factory=list)
 
     @property
     def embed_texts(self) -> list[str]:
@@ -167,7 +172,42 @@ def prepare(
         )
         check_time(item.event_time, "event_time")
         check_time(item.expires_at, "expires_at")
+        prepared.entities.append(check_entities(item.entities))
     return prepared
+
+
+def check_entities(value: object) -> tuple[Entity, ...] | None:
+    """A memory's given entities as :class:`Entity` values, else :class:`InvalidArgument`.
+
+    Each is an :class:`Entity` or a dict with a ``name``, a ``kind`` among
+    :data:`memory_pg.entities.KINDS` and optionally ``aliases`` (a list of names).
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InvalidArgument("entities must be a list of entities or None")
+    checked: list[Entity] = []
+    for item in value:
+        if isinstance(item, Entity):
+            checked.append(item)
+            continue
+        name = item.get("name") if isinstance(item, Mapping) else None
+        kind = item.get("kind") if isinstance(item, Mapping) else None
+        aliases = item.get("aliases", []) if isinstance(item, Mapping) else None
+        if (
+            not isinstance(name, str)
+            or not entity_key(name)
+            or len(name) > MAX_NAME_CHARS
+            or kind not in KINDS
+            or not isinstance(aliases, (list, tuple))
+            or not all(isinstance(a, str) and a.strip() for a in aliases)
+        ):
+            raise InvalidArgument(
+                f"an entity is a dict with a name, a kind among {list(KINDS)} and a list of "
+                f"aliases, not {item!r}"
+            )
+        checked.append(Entity(name.strip(), kind, entity_key(name), tuple(aliases)))
+    return tuple(checked)
 
 
 def replacement(
@@ -228,6 +268,7 @@ def new_rows(
                 context=prepared.contexts[i],
                 agent_id=prepared.agent_id,
                 private=item.private,
+                entities=prepared.entities[i] if prepared.entities else None,
             )
         )
     return rows

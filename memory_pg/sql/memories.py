@@ -88,6 +88,8 @@ class NewMemory:
     private: bool = False
     #: Columns an import restores as exported (id, timestamps, validity, use).
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: Entities an LLM found in it (:class:`memory_pg.entities.Entity`); None: the rules'.
+    entities: tuple[Any, ...] | None = None
 
 
 _OVERRIDE_DEFAULTS: dict[str, Any] = {

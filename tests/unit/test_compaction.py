@@ -15,6 +15,7 @@ from memory_pg.compaction import (
     MemoryCompactor,
     build_prompt,
     result_from_reply,
+    to_memories,
 )
 from memory_pg.config import LLMSettings
 from memory_pg.errors import LLMError, LLMResponseUnparseable
@@ -483,3 +484,24 @@ def test_offline_extractor_reads_changes_and_negations(text: str, kind: str, fra
     texts = [i["decision"] if isinstance(i, dict) else i for i in items]
     assert any(fragment in t for t in texts)
     assert not any(t.startswith("好的") for t in texts)
+
+
+def test_the_llms_entities_go_to_the_memories_that_name_them():
+    answer = {
+        "user_profile": ["小王负责支付模块"],
+        "project_status": [],
+        "key_decisions": [],
+        "todos": ["Send the report to Acme"],
+        "entities": [
+            {"name": "小王", "kind": "person", "aliases": ["王伟"]},
+            {"name": "Acme", "kind": "organization"},
+        ],
+    }
+    result = result_from_reply(json.dumps(answer, ensure_ascii=False))
+    profile, todo = to_memories(result, source="llm", max_text_chars=1000)
+    assert [(e.name, e.aliases) for e in profile.entities or ()] == [("小王", ("王伟",))]
+    assert [(e.name, e.kind) for e in todo.entities or ()] == [("Acme", "organisation")]
+    # A malformed list is no list: the memories stay, their entities are the rules'.
+    bad = result_from_reply(json.dumps({**answer, "entities": "小王"}, ensure_ascii=False))
+    assert "entities" not in bad
+    assert all(m.entities is None for m in to_memories(bad, source="llm", max_text_chars=1000))

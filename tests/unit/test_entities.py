@@ -77,3 +77,43 @@ def test_one_entity_per_key_and_a_bounded_count():
     assert names("Jo met Jo and JO.") == ["Jo"]
     many = " ".join(f"Person{i} Smith{i}," for i in range(60))
     assert len(extract("We saw " + many)) <= 24
+
+
+def test_entities_an_llm_listed_are_read_defensively_and_never_merge_two_listed_names():
+    from memory_pg.entities import from_llm
+
+    listed = from_llm(
+        [
+            {"name": "小王", "kind": "person", "aliases": ["王伟", "小王"]},
+            {"name": "王芳", "kind": "人物", "aliases": []},
+            {"name": "Jo", "kind": "friend", "aliases": ["王芳"]},  # contradicts the above
+            {"name": 5},
+            "Boston",
+            {"kind": "place"},
+        ]
+    )
+    assert listed is not None
+    assert [(e.name, e.kind, e.aliases) for e in listed] == [
+        ("小王", "person", ("王伟",)),
+        ("王芳", "person", ()),
+        ("Jo", "thing", ()),
+    ]
+    assert from_llm("小王 is a person") is None
+    assert from_llm(None) is None
+
+
+def test_a_memory_gets_the_listed_entities_it_names_and_the_rules_fill_the_rest():
+    from memory_pg.entities import combine, from_llm, named_in
+
+    listed = from_llm(
+        [
+            {"name": "Al", "kind": "person", "aliases": ["Albert"]},
+            {"name": "小王", "kind": "person", "aliases": ["王伟"]},
+        ]
+    )
+    assert listed is not None
+    assert named_in("We also met there", listed) == ()  # whole words only
+    assert [e.name for e in named_in("Albert met 王伟", listed)] == ["Al", "小王"]
+    mine = named_in("小王说他下个月去北京出差", listed)
+    assert [e.name for e in combine(mine, extract("小王说他下个月去北京出差"))] == ["小王", "北京"]
+    assert combine(None, extract("Caroline went")) == extract("Caroline went")
