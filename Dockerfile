@@ -13,6 +13,9 @@ COPY migrations ./migrations
 RUN pip install -c constraints.txt ".[llm,service]"
 RUN useradd --create-home memory
 USER memory
+# The bundled model runs on ONNX Runtime, exported once from its weights into the
+# user's cache: done here, so a container starts without importing torch.
+RUN python -c "from memory_pg.embedding import get_embedder; get_embedder('all-MiniLM-L6-v2').embed_query('warm-up')"
 # memory-pg serve (the api service) listens here.
 EXPOSE 8080
 ENTRYPOINT ["memory-pg"]
