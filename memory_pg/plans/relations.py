@@ -86,18 +86,16 @@ def plan_record(
         yield sql.record_mentions(user_id, found)
     links: list[tuple[uuid.UUID, str, uuid.UUID]] = []
     last: dict[str, uuid.UUID] = {}
+    firsts: dict[str, uuid.UUID] = {}  # each session's first turn in this write
     for row in rows:
         session = row.metadata.get(SESSION_KEY)
         if not isinstance(session, str) or not session:
             continue
         if session in last:
             links.append((row.id, "follows", last[session]))
-        last[session] = row.id
-    firsts: dict[str, uuid.UUID] = {}
-    for row in rows:
-        session = row.metadata.get(SESSION_KEY)
-        if isinstance(session, str) and session and session not in firsts:
+        else:
             firsts[session] = row.id
+        last[session] = row.id
     if firsts:
         before = yield sql.last_turns(user_id, sorted(firsts), [r.id for r in rows])
         links.extend((firsts[b["session"]], "follows", b["id"]) for b in before)

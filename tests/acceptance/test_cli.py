@@ -209,3 +209,19 @@ def test_eval_write_path_reports_the_four_figures(db_url, tmp_path):
     assert set(report["by_split"]) == {"dev", "held_out"}
     text = run(["eval", "--write-path", str(path)], env).stdout
     assert "fact-recall" in text and "false-supersessions" in text
+
+
+def test_the_installed_command_shows_an_entitys_graph_for_its_user_only(db_url):
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    run(["add", "小王在北京找到了新工作", "--user", "alice"], env)
+    run(["add", "小王和张伟下周去上海", "--user", "alice"], env)
+    run(["add", "小王's vault code is 1234", "--user", "bob"], env)
+
+    dot = run(["graph", "--user", "alice", "--entity", "小王", "--format", "dot"], env).stdout
+    assert dot.lstrip().startswith(("digraph", "graph")) and "小王" in dot
+    assert "北京" in dot and "vault" not in dot
+    listed = json.loads(run(["entities", "--user", "alice", "--json"], env).stdout)
+    assert {"小王", "北京"} <= {e["name"] for e in listed}
+    missing = run(["entity", "小王"], env, check=False)
+    assert missing.returncode == 2 and "user" in missing.stderr
+    assert run(["entity", "nobody", "--user", "alice"], env, check=False).returncode == 1
