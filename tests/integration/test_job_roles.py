@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from sqlalchemy import create_engine
 
@@ -32,18 +30,6 @@ def cli(url: str, *argv: str) -> tuple[int, str]:
     out = io.StringIO()
     code = main(["--database-url", url, *argv], out=out)
     return code, out.getvalue()
-
-
-@pytest.fixture
-def app_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
-    with login_role(raw, "memory_pg_app") as (name, password):
-        yield url_as(db_url, name, password)
-
-
-@pytest.fixture
-def maintenance_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
-    with login_role(raw, "memory_pg_maintenance") as (name, password):
-        yield url_as(db_url, name, password)
 
 
 @pytest.fixture

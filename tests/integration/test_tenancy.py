@@ -22,27 +22,13 @@ from memory_pg.plans.protocol import one, translate_errors
 from memory_pg.sql import memories as sql_memories
 from memory_pg.sql import search as sql_search
 from memory_pg.store import MemoryStore
-from tests.integration._security_support import login_role, row_counts, url_as
+from tests.integration._security_support import login_role, row_counts
 
 SECRET = "Bob's bank PIN is 4321"
 
 
 def _psycopg_url(sa_url: str) -> str:
     return sa_url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
-@pytest.fixture
-def app_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
-    """This test's database, logged in as a fresh member of ``memory_pg_app``."""
-    with login_role(raw, "memory_pg_app") as (name, password):
-        yield url_as(db_url, name, password)
-
-
-@pytest.fixture
-def maintenance_url(raw: psycopg.Connection[Any], db_url: str) -> Iterator[str]:
-    """This test's database, logged in as a fresh member of ``memory_pg_maintenance``."""
-    with login_role(raw, "memory_pg_maintenance") as (name, password):
-        yield url_as(db_url, name, password)
 
 
 @pytest.fixture
