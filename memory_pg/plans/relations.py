@@ -19,6 +19,7 @@ Which links a write makes:
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -59,13 +60,31 @@ def check_kinds(kinds: object) -> tuple[str, ...] | None:
     return tuple(kinds)
 
 
+def entities_of(row: NewMemory) -> tuple[extraction.Entity, ...]:
+    """The entities a memory's text names (not its context: that frames it): as found
+    before its write (``row.found``), else the rules', or those an LLM gave with it
+    first (:func:`memory_pg.entities.combine`)."""
+    if row.found is not None:
+        return row.found
+    return tuple(extraction.combine(row.entities, extraction.extract(row.text)))
+
+
+def with_entities(rows: Sequence[NewMemory]) -> list[NewMemory]:
+    """``rows`` with the entities they name found (``found``): CPU work, jieba's model
+    loading on the first Chinese text, to do before the write's transaction opens so
+    that no lock waits for it. A row that has them already is kept as it is."""
+    return [
+        row if row.found is not None else dataclasses.replace(row, found=entities_of(row))
+        for row in rows
+    ]
+
+
 def found_entities(rows: Sequence[NewMemory]) -> list[sql.NewEntity]:
-    """The entities each memory's text names (not its context: that frames it): the
-    rules', or those an LLM gave with it first (:func:`memory_pg.entities.combine`)."""
+    """The entities of ``rows`` (:func:`entities_of`) as the rows a write records."""
     return [
         sql.NewEntity(row.id, f.name, f.key, f.kind, f.aliases)
         for row in rows
-        for f in extraction.combine(row.entities, extraction.extract(row.text))
+        for f in entities_of(row)
     ]
 
 
@@ -286,6 +305,7 @@ __all__ = [
     "SESSION_KEY",
     "check_depth",
     "check_kinds",
+    "entities_of",
     "expand_step",
     "found_entities",
     "graph_dot",
@@ -298,4 +318,5 @@ __all__ = [
     "result_dict",
     "summary_steps",
     "supersedes_step",
+    "with_entities",
 ]

@@ -21,18 +21,33 @@ from memory_pg.plans.read import memory_dict
 from memory_pg.plans.write import (
     INSERT_CHUNK,
     Prepared,
+    check_entities,
     new_rows,
     parse_memory_id,
     plan_model_unchanged,
     prepare,
 )
 from memory_pg.sql import locks, memories
+from memory_pg.sql import relations as relations_sql
 from memory_pg.sql.memories import MAX_ACCESS_COUNT, NewMemory
 
 
 def plan_export(user_id: str, include_inactive: bool) -> Plan[Rows]:
-    """The rows of an export, vectors included, oldest first."""
+    """The rows of an export, vectors included, oldest first; a memory that names
+    entities carries them as ``entities`` (name, kind, aliases), for an import to
+    restore (the LLM's aliases cannot be found again from the text)."""
     rows = yield memories.export_rows(user_id, include_inactive)
+    mentions = yield relations_sql.export_mentions(user_id)
+    named: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for m in mentions:
+        named.setdefault(m["memory_id"], []).append(
+            {"name": m["name"], "kind": m["kind"], "aliases": list(m["aliases"])}
+        )
+    for row in rows:
+        # None named (or written before relations): no field, and an import finds
+        # them by the rules, as it does for an export made before this field.
+        if row["id"] in named:
+            row["entities"] = named[row["id"]]
     return rows
 
 
@@ -135,7 +150,7 @@ def import_rows(
     embedder: Embedder,
 ) -> list[NewMemory]:
     """The rows to insert: the exported vectors where reusable, else ``embedded``'s in
-    order; ids, times and use counts as exported."""
+    order; ids, times, use counts and the entities named as exported."""
     dim = embedder.dimension
     vectors = np.zeros((len(prepared.texts), dim), dtype=np.float32)
     j = 0
@@ -152,7 +167,9 @@ def import_rows(
         memory_id = override.pop("id", row.id)
         scope = {"agent_id": override.pop("agent_id", None)}
         scope["private"] = override.pop("private", False)
-        out.append(NewMemory(**{**row.__dict__, **scope, "id": memory_id, "overrides": override}))
+        found = override.pop("entities", None)
+        fields = {**row.__dict__, **scope, "id": memory_id, "found": found, "overrides": override}
+        out.append(NewMemory(**fields))
     return out
 
 
@@ -204,6 +221,9 @@ def _import_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
             override[key] = _parse_time(record[key], key)
     if record.get("superseded_by"):
         override["superseded_by"] = parse_memory_id(record["superseded_by"])
+    if record.get("entities") is not None:
+        # As exported: restored as they are, not found again (see :func:`plan_export`).
+        override["entities"] = check_entities(record["entities"])
     if record.get("access_count") is not None:
         count = record["access_count"]
         if (

@@ -198,9 +198,11 @@ def check_entities(value: object) -> tuple[Entity, ...] | None:
             not isinstance(name, str)
             or not entity_key(name)
             or len(name) > MAX_NAME_CHARS
+            or len(entity_key(name)) > MAX_KEY_CHARS
             or kind not in KINDS
             or not isinstance(aliases, (list, tuple))
             or not all(isinstance(a, str) and a.strip() for a in aliases)
+            or not all(_storable_name(s) for s in (name, *aliases))
         ):
             raise InvalidArgument(
                 f"an entity is a dict with a name, a kind among {list(KINDS)} and a list of "
@@ -208,6 +210,22 @@ def check_entities(value: object) -> tuple[Entity, ...] | None:
             )
         checked.append(Entity(name.strip(), kind, entity_key(name), tuple(aliases)))
     return tuple(checked)
+
+
+#: Longest entity key the table takes (its ``key`` check): NFKC can lengthen a name.
+MAX_KEY_CHARS = 200
+
+
+def _storable_name(value: str) -> bool:
+    """A name PostgreSQL text holds (no NUL, valid UTF-8) and that survives the unit
+    separator :func:`memory_pg.sql.relations.record_mentions` joins aliases with."""
+    if "\x00" in value or "\x1f" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 def replacement(

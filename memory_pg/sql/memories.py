@@ -90,6 +90,9 @@ class NewMemory:
     overrides: dict[str, Any] = field(default_factory=dict)
     #: Entities an LLM found in it (:class:`memory_pg.entities.Entity`); None: the rules'.
     entities: tuple[Any, ...] | None = None
+    #: Every entity it names, found before the write's transaction (the LLM's and the
+    #: rules', or an import's as exported); None: found in the transaction.
+    found: tuple[Any, ...] | None = None
 
 
 _OVERRIDE_DEFAULTS: dict[str, Any] = {

@@ -358,6 +358,17 @@ def related_statement(
     )
 
 
+def export_mentions(user_id: str) -> Select[Any]:
+    """Every entity each memory of a user names (name, kind, aliases), for an export:
+    by memory, then in the order the entities were first recorded."""
+    return (
+        select(me.c.memory_id, e.c.name, e.c.kind, e.c.aliases)
+        .select_from(me.join(e, _same_user(e.c.id, me.c.entity_id)))
+        .where(me.c.user_id == user_id)
+        .order_by(me.c.memory_id, e.c.created_at, e.c.key)
+    )
+
+
 def find_entity(user_id: str, key: str, name: str) -> Select[Any]:
     """The entity whose key is ``key`` or that lists ``name`` among its aliases."""
     return (
@@ -555,6 +566,7 @@ __all__ = [
     "co_mentioned",
     "entity_memories",
     "expand_search",
+    "export_mentions",
     "find_entity",
     "insert_links",
     "last_turns",
