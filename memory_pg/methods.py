@@ -178,11 +178,14 @@ def _writer(store: StoreBase[Any]) -> write.Writer:
 
 def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
     vectors = yield from _blocking(_embed, store, prepared.embed_texts)
-    return write.new_rows(prepared, vectors, store.embedder)
+    rows = write.new_rows(prepared, vectors, store.embedder)
+    return (yield from _blocking(relations.with_entities, rows))
 
 
 # The blocking steps read the store's embedder when they run: the async store has none
-# before it opens, and a call is validated before that.
+# before it opens, and a call is validated before that. Entities are found in one too,
+# before the write's transaction: CPU work (jieba loads its tagger on the first Chinese
+# text) that no lock should wait for.
 
 
 def _embed(store: StoreBase[Any], texts: list[str]) -> np.ndarray[Any, Any]:
@@ -594,6 +597,7 @@ def import_user_memory(
     if to_embed:
         embedded = yield from _blocking(_embed, self, to_embed)
     rows = transfer.import_rows(prepared, given, embedded, self.embedder)
+    rows = yield from _blocking(relations.with_entities, rows)
     return (yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid))
 
 

@@ -348,7 +348,8 @@ def _write_summary(
         ],
     )
     vectors = store.embedder.embed_documents(prepared.embed_texts)
-    row = write.new_rows(prepared, vectors, store.embedder)[0]
+    # Its entities found before the transaction: no lock waits for the extraction.
+    row = relations.with_entities(write.new_rows(prepared, vectors, store.embedder))[0]
     ids = [r["id"] for r in members]
     try:
         with conn.begin():

@@ -7,7 +7,8 @@ a memory and its entities, mentions and links commit or vanish together.
 Which links a write makes:
 
 * ``mentions``: each new memory to the entities :func:`memory_pg.entities.extract`
-  finds in its text (one upsert-and-insert statement for a whole batch);
+  finds in its text (one upsert-and-insert statement for a whole batch), found before
+  the transaction by :func:`with_entities`;
 * ``follows``: a memory whose ``metadata["session_id"]`` names a conversation, to
   the memory before it in that conversation (the previous one of the batch, else
   the newest one already stored);
