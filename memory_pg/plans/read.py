@@ -132,7 +132,7 @@ def plan_search(
         now=now,
     )
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
-        step = relations.expand_step(step, user_id, filters, expand)
+        step = relations.expand_step(step, filters, expand)
     rows = yield step
     shape = relations.result_dict if expand else memory_dict
     return [shape(r) | {"full_text_only": vector is None} for r in rows]

@@ -25,13 +25,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, Text, bindparam
-
 from memory_pg import entities as extraction
 from memory_pg.errors import InvalidArgument, MemoryNotFound
 from memory_pg.sql import relations as sql
 from memory_pg.sql.memories import NewMemory, get_memory
-from memory_pg.sql.search import SearchFilters, filter_conditions
+from memory_pg.sql.search import SearchFilters, filter_shape
 
 if TYPE_CHECKING:  # the stores import this module: no cycle at run time
     from memory_pg.plans.protocol import Plan, Step
@@ -149,19 +147,13 @@ def summary_steps(user_id: str, summary: NewMemory, members: Sequence[uuid.UUID]
 
 
 def expand_step(
-    search: tuple[Any, dict[str, Any]], user_id: str, filters: SearchFilters, expand: int
+    search: tuple[Any, dict[str, Any]], filters: SearchFilters, expand: int
 ) -> tuple[Any, dict[str, Any]]:
-    """A search statement and its values, widened by ``expand`` links (one statement)."""
+    """A search statement and its values, widened by ``expand`` links (one statement,
+    shared by every search of its shape: the values, the user's included, are the
+    search's own)."""
     stmt, values = search
-    wider = sql.expand_search(
-        stmt,
-        filter_conditions(user_id, filters),
-        depth=expand,
-        query_vector=bindparam("query_vector", type_=sql.QueryVector()),
-        user_id=bindparam("search_user_id", type_=Text()),
-        top_k=bindparam("top_k", type_=Integer()),
-    )
-    return wider, values
+    return sql.expanded_search(stmt, filter_shape(filters), expand), values
 
 
 def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:

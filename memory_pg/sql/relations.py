@@ -40,6 +40,7 @@ from sqlalchemy.sql.sqltypes import NullType
 
 from memory_pg.sql.core import array_param, unnest_rows, vector_literal
 from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
+from memory_pg.sql.search import FilterShape, shape_conditions
 from memory_pg.tables import entities, memories, memory_entities, memory_links
 
 m = memories
@@ -550,6 +551,34 @@ def expand_search(
     )
 
 
+def expanded_search(base: Select[Any], filters: FilterShape, depth: int) -> Select[Any]:
+    """:func:`expand_search` of a statement of :func:`memory_pg.sql.search.search_statement`
+    with ``filters`` of that shape, its values left to the execution (the search's own
+    values fill it): built once per shape, then shared, as the search statement is.
+
+    The key is the search statement (one per :class:`~memory_pg.sql.search.SearchShape`,
+    itself cached), the filter shape, ``depth``, and :data:`EXPAND_DECAY` and
+    :data:`EXPAND_SEEDS` as they are now (a tuner that changes them gets a new statement).
+    """
+    return _expanded_search(base, filters, depth, EXPAND_DECAY, EXPAND_SEEDS)
+
+
+@functools.lru_cache(maxsize=64)
+def _expanded_search(
+    base: Select[Any], filters: FilterShape, depth: int, decay: float, seeds: int
+) -> Select[Any]:
+    return expand_search(
+        base,
+        shape_conditions(filters),
+        depth=depth,
+        query_vector=bindparam("query_vector", type_=QueryVector()),
+        user_id=bindparam("search_user_id", type_=Text()),
+        top_k=bindparam("top_k", type_=Integer()),
+        decay=decay,
+        seeds=seeds,
+    )
+
+
 def link_values(
     links: Mapping[uuid.UUID, uuid.UUID], relation: str
 ) -> list[tuple[uuid.UUID, str, uuid.UUID]]:
@@ -566,6 +595,7 @@ __all__ = [
     "co_mentioned",
     "entity_memories",
     "expand_search",
+    "expanded_search",
     "export_mentions",
     "find_entity",
     "insert_links",

@@ -102,6 +102,24 @@ def filter_conditions(user_id: str, filters: SearchFilters) -> list[ColumnElemen
     return _filter_conditions(*_filter_shape(filters), values=values, **_scope_shape(filters))
 
 
+#: Which filters a search has (memory types, since, until, metadata, as_of) and its agent
+#: scope (a searching agent, a filter on writers): what of them decides a statement's text.
+FilterShape = tuple[bool, bool, bool, bool, bool, bool, bool]
+
+
+def filter_shape(filters: SearchFilters) -> FilterShape:
+    """The :data:`FilterShape` of ``filters``, a key to cache statements by."""
+    scope = _scope_shape(filters)
+    return (*_filter_shape(filters), scope["viewer"], scope["writers"])
+
+
+def shape_conditions(shape: FilterShape) -> list[ColumnElement[bool]]:
+    """:func:`filter_conditions` of a shape, values left to the execution: the same
+    parameters as :func:`search_statement`'s statement, which its values fill."""
+    types, since, until, metadata, as_of, viewer, writers = shape
+    return _filter_conditions(types, since, until, metadata, as_of, viewer=viewer, writers=writers)
+
+
 #: The search's parameters: declared once, given their values at execution. None has
 #: a default, so a value left out is an error, never a previous search's value.
 #: Not "user_id": the touch's UPDATE would take a value named after a column as a
