@@ -3,8 +3,9 @@
 Turns of the first LoCoMo conversation are written one ``add_memory`` at a time
 (each its own transaction, as an agent writes after a turn), alternately with
 relation recording on and off (``plans.relations.plan_record`` replaced by a step
-that does nothing), into two users; then its questions are searched with
-``expand=0`` and ``expand=1``. The query vector is computed once per question, so
+that does nothing, and ``plans.relations.with_entities``, the extraction before the
+transaction, by one that finds nothing), into two users; then its questions are
+searched with ``expand=0`` and ``expand=1``. The query vector is computed once per question, so
 the search timing is the database round trip. p50 and p95 in milliseconds.
 
     python benchmarks/relations_cost.py --data ../shared/bench/locomo_dev.json --writes 150
@@ -48,6 +49,10 @@ def _off(user_id: str, rows: Any, replaced: Any = None) -> Any:
     yield  # a generator that yields nothing
 
 
+def _no_entities(rows: Any) -> Any:
+    return list(rows)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(REPO / ".." / "shared" / "bench" / "locomo_dev.json"))
@@ -58,7 +63,7 @@ def main() -> int:
     sample = json.loads(Path(args.data).read_text(encoding="utf-8"))[0]
     turns = turns_of(sample["conversation"])[: args.writes]
     store = MemoryStore(home=tempfile.mkdtemp(prefix="memory-pg-relcost-"))
-    record = relations.plan_record
+    record, find = relations.plan_record, relations.with_entities
     timings: dict[str, list[float]] = {"write": [], "write_no_relations": []}
     try:
         vectors = store.embedder.embed_documents(
@@ -68,6 +73,7 @@ def main() -> int:
             text, _ = unit_text(turns, i, "turn")
             for user, on in (("with", True), ("without", False)):
                 relations.plan_record = record if on else _off
+                relations.with_entities = find if on else _no_entities
                 vec = vectors[i]
                 store.embedder.embed_documents = lambda texts, v=vec: v.reshape(1, -1)  # type: ignore[method-assign]
                 t0 = time.perf_counter()
@@ -78,7 +84,7 @@ def main() -> int:
                     user_id=user,
                 )
                 timings["write" if on else "write_no_relations"].append(time.perf_counter() - t0)
-        relations.plan_record = record
+        relations.plan_record, relations.with_entities = record, find
         search: dict[int, list[float]] = {0: [], 1: []}
         for qa in sample["qa"][: args.questions]:
             qv = store.embedder.embed_query(qa["question"])
@@ -97,7 +103,7 @@ def main() -> int:
                 store.run_plan(plan, "with", ef_search=store.ef_search)
                 search[expand].append(time.perf_counter() - t0)
     finally:
-        relations.plan_record = record
+        relations.plan_record, relations.with_entities = record, find
         store.close()
     report = {
         "benchmark": "relations cost",
