@@ -28,6 +28,7 @@ from sqlalchemy import (
     cast,
     func,
     literal,
+    literal_column,
     null,
     or_,
     select,
@@ -247,6 +248,9 @@ def session_tails(user_id: str, sessions: Sequence[str], agent_id: str | None) -
 
 
 _SESSIONS = unnest_rows(session=array_param("sessions", Text()))
+#: A memory's conversation, written as the expression of the index on it (migration
+#: 0008): a constant key, not a parameter, so the planner always matches the index.
+SESSION_OF = m.c.metadata.op("->>", return_type=Text)(literal_column("'session_id'"))
 _m2 = m.alias("follower")
 
 
@@ -266,7 +270,7 @@ def _newest_turn(
         .where(
             m.c.user_id == user_id,
             m.c.superseded_at.is_(None),
-            m.c.metadata["session_id"].astext == _SESSIONS.c.session,
+            SESSION_OF == _SESSIONS.c.session,
             ~followed.exists(),
             *conditions,
         )

@@ -51,7 +51,7 @@ def test_an_empty_context_or_the_setting_turns_it_off(store, make_store):
 
 
 def test_only_dialogue_turns_with_a_session_get_one(store):
-    first, answer = store.add_memories(
+    _, answer = store.add_memories(
         [
             {"text": QUESTION},  # no session
             {"text": ANSWER},
@@ -126,3 +126,30 @@ async def test_the_async_store_does_the_same(db_url, embedder):
         await store.add_memories(_turns())
         later = await store.add_memory("I made a bowl.", metadata={"session_id": "s1"})
         assert (await store.get(later))["context"] == ANSWER
+
+
+def test_finding_a_conversations_last_turn_is_one_index_probe(store, raw):
+    """A new conversation of a user with many memories: the lookup of its last turn
+    reads the session index (migration 0008), not every memory of the user."""
+    from memory_pg.sql import relations
+
+    store.add_memories(_turns())
+    raw.execute(
+        "INSERT INTO memory_pg_memories (user_id, memory_type, text, embedding,"
+        " embedding_model, search_tsv, content_hash, metadata)"
+        " SELECT 'alice', 'dialogue', 'turn ' || i, array_fill(0.1::real, ARRAY[384])::vector,"
+        " 'sentence-transformers/all-MiniLM-L6-v2', to_tsvector('simple', 'turn ' || i),"
+        " md5(i::text), jsonb_build_object('session_id', 'old-' || (i % 500))"
+        " FROM generate_series(1, 20000) AS i"
+    )
+    raw.execute("ANALYZE memory_pg_memories")
+    stmt, values = relations.session_tails("alice", ["a-new-session"], None)
+    compiled = stmt.compile(dialect=store.engine.dialect, compile_kwargs={})
+    with store.engine.connect() as conn:
+        plan = (
+            conn.exec_driver_sql("EXPLAIN " + str(compiled), {**compiled.params, **values})
+            .scalars()
+            .all()
+        )
+    text = "\n".join(plan)
+    assert "memory_pg_memories_user_session_idx" in text, text
