@@ -80,7 +80,9 @@ def turns_of(conversation: dict[str, Any]) -> list[Turn]:
 def unit_text(turns: list[Turn], i: int, unit: str) -> tuple[str, list[str]]:
     """The memory text for turn ``i`` under a unit variant, and the dia_ids it counts for.
 
-    ``plain``: the turn alone. ``turn``: speaker and session date with it.
+    ``plain``: the turn alone. ``turn``: speaker and session date with it (the store
+    gives it the previous turn of its session as context, as for any user's turns).
+    ``bare``: ``turn`` with ``context=""``: no context at all (what ``turn`` measured before the store did this).
     ``context``: ``turn``, stored with the previous turn of the same session as its
     ``context`` (see :func:`context_of`; the memory counts for its own turn only, so
     top-k stays k turns).
@@ -92,7 +94,7 @@ def unit_text(turns: list[Turn], i: int, unit: str) -> tuple[str, list[str]]:
     line = f"{t.speaker}: {t.text}"
     if unit == "plain":
         return t.text, [t.dia_id]
-    if unit == "turn":
+    if unit in ("turn", "bare"):
         return f"[{date}] {line}", [t.dia_id]
     if unit == "context":
         return f"[{date}] {line}", [t.dia_id]
@@ -123,7 +125,10 @@ def units_of(turns: list[Turn], unit: str) -> list[tuple[int, str, list[str]]]:
 
 
 def context_of(turns: list[Turn], i: int, unit: str) -> str | None:
-    """The ``context`` stored with turn ``i``: the turn before it in the same session."""
+    """The ``context`` stored with turn ``i``: the turn before it in the same session
+    (None: the store's default, ``""``: none)."""
+    if unit == "bare":
+        return ""
     if unit != "context" or i == 0 or turns[i - 1].session != turns[i].session:
         return None
     return f"{turns[i - 1].speaker}: {turns[i - 1].text}"
@@ -219,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--unit",
         default="turn",
-        choices=["plain", "turn", "context", "pair", "pair-reply", "ctx-embed"],
+        choices=["plain", "turn", "bare", "context", "pair", "pair-reply", "ctx-embed"],
     )
     p.add_argument(
         "--embed-cache",

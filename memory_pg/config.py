@@ -95,6 +95,9 @@ class StoreSettings:
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
             when None); see :mod:`memory_pg.pooling`. The URL may say it instead
             (``?pooler=transaction``).
+        session_context: a ``dialogue`` memory written with ``metadata["session_id"]``
+            and no ``context`` gets the turn before it in that conversation as its
+            context (see :mod:`memory_pg.plans.turns`); False turns this off.
     """
 
     max_text_chars: int = 8000
@@ -107,6 +110,7 @@ class StoreSettings:
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
     pooler: str | None = None
+    session_context: bool = True
 
     def __post_init__(self) -> None:
         # A bad type name would otherwise be accepted here and fail only at the

@@ -1,15 +1,13 @@
 """The public methods of both stores, written once as operations that a driver runs.
 
-An *operation* is a generator, like a plan one level up: it validates the call,
-builds plans and yields :class:`Run` (run this plan in a transaction),
-:class:`Blocking` (call this function: embedding, file I/O) or :class:`Session`
-(call this function with a connection). :class:`~memory_pg.store.MemoryStore`
-runs the steps in place; :class:`~memory_pg.async_store.AsyncMemoryStore` awaits
-the plans on an ``AsyncConnection`` and sends the blocking work to a thread. Each
-store's public method is the operation of the same name, wrapped by
-:func:`sync_method` or :func:`async_method`, so names, signatures and docstrings
-are one text for both.
-"""
+An *operation* is a generator, like a plan one level up: it validates the call, builds
+plans and yields :class:`Run` (run this plan in a transaction), :class:`Blocking` (call
+this function: embedding, file I/O) or :class:`Session` (call this function with a
+connection). :class:`~memory_pg.store.MemoryStore` runs the steps in place;
+:class:`~memory_pg.async_store.AsyncMemoryStore` awaits the plans on an
+``AsyncConnection`` and sends the blocking work to a thread. Each store's public method
+is the operation of the same name, wrapped by :func:`sync_method` or
+:func:`async_method`, so names, signatures and docstrings are one text for both."""
 
 from __future__ import annotations
 
@@ -29,7 +27,7 @@ from memory_pg import buffer, opening, schema
 from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, readability
-from memory_pg.plans import read, relations, setup, transfer, write
+from memory_pg.plans import read, relations, setup, transfer, turns, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.setup import EmbeddingInfo
 from memory_pg.plans.write import MemoryInput
@@ -273,11 +271,11 @@ def add_memory(
         importance: 0..1, default 0.5.
         event_time: when the fact happened (default: now).
         expires_at: when it stops being current.
-        context: text that frames this memory, such as the question a dialogue
-            turn answers: embedded and indexed with it (its words count
-            ``RankingSettings.lexical_context_weight`` of the memory's own), so
-            a search finds "Yes, last Friday" through what it answered. Not part
-            of the memory's text; returned as ``context``.
+        context: text that frames it, such as the question a turn answers: embedded
+            and indexed with it (its words count ``RankingSettings.lexical_context_weight``
+            of its own), so a search finds "Yes, last Friday" through what it answered;
+            returned as ``context``. A ``dialogue`` turn with ``metadata["session_id"]``
+            gets the turn before it by default (:mod:`memory_pg.plans.turns`; ``""``: none).
         conn: the caller's connection, to write inside its transaction.
     """
     item = MemoryInput(
@@ -303,6 +301,8 @@ def add_memories(
     prepared = write.prepare(self.settings, _scope(self, user_id), items, agent_id)
     if not prepared.texts:
         return []
+    if first := turns.from_batch(prepared, self.settings.session_context):
+        yield from _run(turns.plan_fill(prepared, first), prepared.user_id, conn)
     rows = yield from _rows(self, prepared)
     return (yield from _run(write.plan_insert(rows, _writer(self)), prepared.user_id, conn))
 

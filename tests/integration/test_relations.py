@@ -10,9 +10,15 @@ from memory_pg.errors import InvalidArgument, InvalidInput, MemoryNotFound
 from tests.conftest import count_rows
 
 
-def turns(session: str, texts: list[str]) -> list[dict]:
+def turns(session: str, texts: list[str], context: str | None = None) -> list[dict]:
     return [
-        {"text": t, "memory_type": "dialogue", "metadata": {"session_id": session}} for t in texts
+        {
+            "text": t,
+            "memory_type": "dialogue",
+            "metadata": {"session_id": session},
+            "context": context,
+        }
+        for t in texts
     ]
 
 
@@ -158,6 +164,7 @@ def test_export_then_import_derives_the_same_relations(store, make_store, raw):
 
 
 def test_search_expand_adds_what_hangs_from_the_best_hit_below_it(store):
+    # No context (""): only the link leads from the first turn to the second.
     hit, linked, _ = store.add_memories(
         turns(
             "trip",
@@ -166,6 +173,7 @@ def test_search_expand_adds_what_hangs_from_the_best_hit_below_it(store):
                 "Biscuit chewed through the garden hose on Sunday",
                 "The quarterly tax forms are due in April",
             ],
+            context="",
         )
     )
     gate = {"min_similarity": 0.45, "min_lexical": 1.0}

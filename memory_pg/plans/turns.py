@@ -1,0 +1,116 @@
+"""A dialogue turn's context from its own conversation (no I/O).
+
+A turn alone often cannot be found: "Yes, last Friday" answers a question that it
+does not repeat. A ``dialogue`` memory written with ``metadata["session_id"]`` and no
+``context`` therefore gets the turn before it in that conversation as its context:
+the previous ``dialogue`` turn of the same write, else the newest stored one of the
+session.
+The context is embedded and indexed with the turn (its words count
+``RankingSettings.lexical_context_weight`` of the turn's own), and returned as
+``context``; it is not part of the memory's text.
+
+What it never does: give a shared memory the text of a private one as its context
+(a private turn frames only a private turn of the same agent), or cross users (the
+lookup is the user's own, under row-level security). ``context=""`` on an item, or
+``StoreSettings(session_context=False)``, turns it off.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from memory_pg.plans.protocol import Plan
+from memory_pg.plans.relations import SESSION_KEY
+from memory_pg.sql import relations as sql
+
+if TYPE_CHECKING:
+    from memory_pg.plans.write import Prepared
+
+#: How much of the previous turn becomes the context, in width units (a CJK character
+#: counts 3, anything else 1): its end, which is what the turn answers. Small enough
+#: that the turn's own words stay inside the model's input (256 tokens for the
+#: bundled model; the context is embedded first).
+CONTEXT_WIDTH = 240
+
+#: The memory type whose turns get their conversation's context.
+DIALOGUE = "dialogue"
+
+
+def session_of(metadata: Mapping[str, object]) -> str | None:
+    """The conversation a memory belongs to: ``metadata["session_id"]``, if a text."""
+    session = metadata.get(SESSION_KEY)
+    return session if isinstance(session, str) and session else None
+
+
+def _width(ch: str) -> int:
+    return 3 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def tail(text: str, width: int = CONTEXT_WIDTH) -> str:
+    """The end of ``text`` that fits in ``width`` units, starting at a word where the
+    cut falls inside one (Chinese has no spaces: there it starts at the character)."""
+    used = 0
+    for i in range(len(text) - 1, -1, -1):
+        used += _width(text[i])
+        if used > width:
+            cut = text[i + 1 :]
+            space = cut.find(" ")
+            if not text[i].isspace() and 0 <= space < len(cut) // 4:
+                cut = cut[space:]
+            return cut.strip()
+    return text
+
+
+def _wanted(prepared: Prepared) -> list[str | None]:
+    """Per item: the session whose previous turn becomes its context, else None (not
+    a dialogue turn, no session, or a context given)."""
+    return [
+        session_of(meta) if item.memory_type == DIALOGUE and item.context is None else None
+        for item, meta in zip(prepared.items, prepared.metadata, strict=True)
+    ]
+
+
+def from_batch(prepared: Prepared, enabled: bool = True) -> list[str]:
+    """Give each turn the turn before it in this write; returns the sessions whose
+    first turn here needs the newest stored turn (:func:`plan_fill`)."""
+    if not enabled:
+        return []
+    last: dict[str, int] = {}
+    first: list[str] = []
+    for i, session in enumerate(_wanted(prepared)):
+        own = session_of(prepared.metadata[i])
+        if session is not None:
+            if session in last:
+                j = last[session]
+                if _may_frame(prepared.items[j].private, prepared.items[i].private):
+                    prepared.contexts[i] = tail(prepared.texts[j])
+            elif session not in first:
+                first.append(session)
+        if own is not None and prepared.items[i].memory_type == DIALOGUE:
+            last[own] = i
+    return first
+
+
+def plan_fill(prepared: Prepared, sessions: Sequence[str]) -> Plan[None]:
+    """Give the first turn of each of ``sessions`` in this write the newest stored turn
+    of its conversation that the writer may see."""
+    rows = yield sql.session_tails(prepared.user_id, sessions, prepared.agent_id)
+    tails = {r["session"]: (r["text"], r["private"]) for r in rows}
+    seen: set[str] = set()
+    for i, session in enumerate(_wanted(prepared)):
+        if session is not None and session not in seen and session in tails:
+            text, private = tails[session]
+            if _may_frame(private, prepared.items[i].private):
+                prepared.contexts[i] = tail(text)
+        own = session_of(prepared.metadata[i])
+        if own is not None and prepared.items[i].memory_type == DIALOGUE:
+            seen.add(own)
+    return None
+
+
+def _may_frame(source_private: bool, turn_private: bool) -> bool:
+    """A private turn frames only a private turn (of the same agent: the writer sees
+    no other agent's private memories)."""
+    return turn_private or not source_private
