@@ -175,19 +175,17 @@ def _writer(store: StoreBase[Any]) -> write.Writer:
 
 
 def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
-    vectors = yield from _blocking(_embed, store, prepared.embed_texts)
-    rows = write.new_rows(prepared, vectors, store.embedder)
-    return (yield from _blocking(relations.with_entities, rows))
+    return (yield from _blocking(_new_rows, store, prepared))
 
 
-# The blocking steps read the store's embedder when they run: the async store has none
-# before it opens, and a call is validated before that. Entities are found in one too,
-# before the write's transaction: CPU work (jieba loads its tagger on the first Chinese
-# text) that no lock should wait for.
+# Blocking steps read the store's embedder when they run (the async store has none before
+# it opens; a call is validated before that). A write's entities are found there too,
+# outside its transaction: jieba loads its tagger on the first Chinese text.
 
 
-def _embed(store: StoreBase[Any], texts: list[str]) -> np.ndarray[Any, Any]:
-    return store.embedder.embed_documents(texts)
+def _new_rows(store: StoreBase[Any], prepared: write.Prepared) -> list[Any]:
+    vectors = store.embedder.embed_documents(prepared.embed_texts)
+    return relations.with_entities(write.new_rows(prepared, vectors, store.embedder))
 
 
 def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], float]:
@@ -195,10 +193,13 @@ def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], floa
     return store.embedder.embed_query(text), readability(store.embedder, text)
 
 
-def _read_import(
-    store: StoreBase[Any], source: str | IO[str], user_id: str
-) -> tuple[write.Prepared, list[list[float] | None]]:
-    return transfer.read_lines(source, user_id, store.settings, store.embedder)
+def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> list[Any]:
+    """The rows of an export file: parsed, embedded where needed, with their entities."""
+    prepared, given = transfer.read_lines(source, user_id, store.settings, store.embedder)
+    to_embed = transfer.texts_to_embed(prepared, given)
+    embedded = store.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
+    rows = transfer.import_rows(prepared, given, embedded, store.embedder)
+    return relations.with_entities(rows)
 
 
 def _run(
@@ -588,16 +589,9 @@ def import_user_memory(
     :class:`~memory_pg.errors.InvalidImport` naming it.
     """
     uid = _scope(self, user_id)
-    parsed = yield from _blocking(_read_import, self, source, uid)
-    prepared, given = parsed
-    if not prepared.texts:
+    rows = yield from _blocking(_read_import, self, source, uid)
+    if not rows:
         return 0
-    to_embed = transfer.texts_to_embed(prepared, given)
-    embedded: np.ndarray[Any, Any] = np.zeros((0, 0))
-    if to_embed:
-        embedded = yield from _blocking(_embed, self, to_embed)
-    rows = transfer.import_rows(prepared, given, embedded, self.embedder)
-    rows = yield from _blocking(relations.with_entities, rows)
     return (yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid))
 
 

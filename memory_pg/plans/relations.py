@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from memory_pg import entities as extraction
 from memory_pg.errors import InvalidArgument, MemoryNotFound
 from memory_pg.sql import relations as sql
+from memory_pg.sql import turns as sql_turns
 from memory_pg.sql.memories import NewMemory, get_memory
 from memory_pg.sql.search import SearchFilters, filter_shape
 
@@ -115,7 +116,7 @@ def plan_record(
             firsts[session] = row.id
         last[session] = row.id
     if firsts:
-        before = yield sql.last_turns(user_id, sorted(firsts), [r.id for r in rows])
+        before = yield sql_turns.last_turns(user_id, sorted(firsts), [r.id for r in rows])
         links.extend((firsts[b["session"]], "follows", b["id"]) for b in before)
     if replaced is not None:
         links.extend((new, "supersedes", old) for old, new in replaced.items())

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.relations import SESSION_KEY
-from memory_pg.sql import relations as sql
+from memory_pg.sql import turns as sql
 
 if TYPE_CHECKING:
     from memory_pg.plans.write import Prepared

@@ -28,7 +28,6 @@ from sqlalchemy import (
     cast,
     func,
     literal,
-    literal_column,
     null,
     or_,
     select,
@@ -219,65 +218,6 @@ def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
     )
     return (
         insert(ml).from_select(["user_id", "src", "relation", "dst"], sel).on_conflict_do_nothing()
-    )
-
-
-def last_turns(user_id: str, sessions: Sequence[str], exclude: Sequence[uuid.UUID]) -> Any:
-    """The newest current memory of each conversation (``metadata.session_id``), not one of
-    ``exclude``: the turn the first new turn of that conversation follows."""
-    latest = _newest_turn(user_id, [m.c.id.not_in(list(exclude))], [])
-    return select(_SESSIONS.c.session, latest.c.id).select_from(
-        _SESSIONS.join(latest, literal(True))
-    ), {"sessions": list(sessions)}
-
-
-def session_tails(user_id: str, sessions: Sequence[str], agent_id: str | None) -> Any:
-    """The newest current ``dialogue`` memory of each conversation that ``agent_id`` may
-    see: its text and whether it is private (the context of the next turn, before it
-    is written)."""
-    turn = [m.c.memory_type == "dialogue", visible_to(agent_id)]
-    follower = [_m2.c.memory_type == "dialogue", _m2.c.superseded_at.is_(None)]
-    follower.append(
-        _m2.c.private.is_(False)
-        if agent_id is None
-        else or_(_m2.c.private.is_(False), _m2.c.agent_id == agent_id)
-    )
-    latest = _newest_turn(user_id, turn, follower)
-    return select(_SESSIONS.c.session, latest.c.text, latest.c.private).select_from(
-        _SESSIONS.join(latest, literal(True))
-    ), {"sessions": list(sessions)}
-
-
-_SESSIONS = unnest_rows(session=array_param("sessions", Text()))
-#: A memory's conversation, written as the expression of the index on it (migration
-#: 0008): a constant key, not a parameter, so the planner always matches the index.
-SESSION_OF = m.c.metadata.op("->>", return_type=Text)(literal_column("'session_id'"))
-_m2 = m.alias("follower")
-
-
-def _newest_turn(
-    user_id: str, conditions: list[ColumnElement[bool]], follower: list[ColumnElement[bool]]
-) -> Any:
-    """The newest memory of a session meeting ``conditions``: the end of its chain of
-    ``follows`` links (one batch's turns share created_at), counting only followers
-    that meet ``follower`` (conditions on the alias ``_m2``)."""
-    followed = select(ml.c.src).where(
-        ml.c.user_id == user_id, ml.c.dst == m.c.id, ml.c.relation == "follows"
-    )
-    if follower:
-        followed = followed.join(_m2, _same_user(_m2.c.id, ml.c.src)).where(*follower)
-    return (
-        select(m.c.id, m.c.text, m.c.private)
-        .where(
-            m.c.user_id == user_id,
-            m.c.superseded_at.is_(None),
-            SESSION_OF == _SESSIONS.c.session,
-            ~followed.exists(),
-            *conditions,
-        )
-        .order_by(m.c.created_at.desc(), m.c.event_time.desc(), m.c.id.desc())
-        .limit(1)
-        .lateral("latest")
     )
 
 
@@ -633,7 +573,6 @@ __all__ = [
     "export_mentions",
     "find_entity",
     "insert_links",
-    "last_turns",
     "link_values",
     "list_entities",
     "literal_user",

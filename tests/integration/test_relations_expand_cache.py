@@ -77,7 +77,8 @@ def test_the_expanded_statement_is_built_once_per_shape(store):
 )
 def test_the_cached_statement_ranks_as_one_built_anew(store, make_store, filters, depth):
     def turns(session: str, texts: list[str]) -> list[dict[str, Any]]:
-        return [{"text": t, "metadata": {"session_id": session}} for t in texts]
+        # No context (""): only the links lead from one turn to the next.
+        return [{"text": t, "metadata": {"session_id": session}, "context": ""} for t in texts]
 
     store.add_memories(
         turns("s1", ["Caroline went to a support group in Boston", "Melanie paints sunsets"])

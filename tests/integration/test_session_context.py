@@ -131,7 +131,7 @@ async def test_the_async_store_does_the_same(db_url, embedder):
 def test_finding_a_conversations_last_turn_is_one_index_probe(store, raw):
     """A new conversation of a user with many memories: the lookup of its last turn
     reads the session index (migration 0008), not every memory of the user."""
-    from memory_pg.sql import relations
+    from memory_pg.sql import turns
 
     store.add_memories(_turns())
     raw.execute(
@@ -143,7 +143,7 @@ def test_finding_a_conversations_last_turn_is_one_index_probe(store, raw):
         " FROM generate_series(1, 20000) AS i"
     )
     raw.execute("ANALYZE memory_pg_memories")
-    stmt, values = relations.session_tails("alice", ["a-new-session"], None)
+    stmt, values = turns.session_tails("alice", ["a-new-session"], None)
     compiled = stmt.compile(dialect=store.engine.dialect, compile_kwargs={})
     with store.engine.connect() as conn:
         plan = (
