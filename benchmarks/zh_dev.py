@@ -52,6 +52,15 @@ def share(found: list[str], evidence: set[str], k: int) -> float:
     return len(set(found[:k]) & evidence) / len(evidence)
 
 
+def session_of(message: dict[str, Any], sessions: str) -> dict[str, str]:
+    """The ``session_id`` metadata of a message under ``--sessions``."""
+    if sessions == "day":
+        return {"session_id": message["time"][:10]}
+    if sessions == "user":
+        return {"session_id": "all"}
+    return {}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(DEFAULT_DATA))
@@ -59,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedding-model", default="all-MiniLM-L6-v2")
     p.add_argument("--variants", default="default", help="comma list: " + ", ".join(VARIANTS))
     p.add_argument("--out", default=None, help="JSON result file")
+    p.add_argument(
+        "--sessions",
+        choices=["none", "day", "user"],
+        default="none",
+        help="write each day's (or all of a user's) messages as one conversation "
+        "(metadata session_id): each message then gets the one before it as context, "
+        "as an agent's turns do; 'user' is the worst case, unrelated neighbours",
+    )
     p.add_argument("--show-misses", action="store_true", help="print questions missed at 5")
     args = p.parse_args(argv)
 
@@ -86,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                         "event_time": datetime.fromisoformat(m["time"]).replace(
                             tzinfo=datetime.fromisoformat(user["asked_at"]).tzinfo
                         ),
-                        "metadata": {"mid": m["id"]},
+                        "metadata": {"mid": m["id"]} | session_of(m, args.sessions),
                     }
                     for m in user["messages"]
                 ],

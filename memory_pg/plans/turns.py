@@ -4,10 +4,10 @@ A turn alone often cannot be found: "Yes, last Friday" answers a question that i
 does not repeat. A ``dialogue`` memory written with ``metadata["session_id"]`` and no
 ``context`` therefore gets the turn before it in that conversation as its context:
 the previous ``dialogue`` turn of the same write, else the newest stored one of the
-session.
-The context is embedded and indexed with the turn (its words count
-``RankingSettings.lexical_context_weight`` of the turn's own), and returned as
-``context``; it is not part of the memory's text.
+session, if it was said within :data:`MAX_PAUSE` of it (after a longer pause a turn
+opens a new exchange: messages days apart share no frame). The context is embedded
+and indexed with the turn (its words count ``RankingSettings.lexical_context_weight``
+of the turn's own), and returned as ``context``; it is not part of the memory's text.
 
 What it never does: give a shared memory the text of a private one as its context
 (a private turn frames only a private turn of the same agent), or cross users (the
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from memory_pg.plans.protocol import Plan
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
 #: that the turn's own words stay inside the model's input (256 tokens for the
 #: bundled model; the context is embedded first).
 CONTEXT_WIDTH = 240
+
+#: The longest pause between two turns for the first to frame the second (event times;
+#: a turn without one is said now).
+MAX_PAUSE = timedelta(hours=1)
 
 #: The memory type whose turns get their conversation's context.
 DIALOGUE = "dialogue"
@@ -83,8 +88,10 @@ def from_batch(prepared: Prepared, enabled: bool = True) -> list[str]:
         own = session_of(prepared.metadata[i])
         if session is not None:
             if session in last:
-                j = last[session]
-                if _may_frame(prepared.items[j].private, prepared.items[i].private):
+                before, turn = prepared.items[j := last[session]], prepared.items[i]
+                if _may_frame(before.private, turn.private) and _close(
+                    before.event_time, turn.event_time
+                ):
                     prepared.contexts[i] = tail(prepared.texts[j])
             elif session not in first:
                 first.append(session)
@@ -97,17 +104,24 @@ def plan_fill(prepared: Prepared, sessions: Sequence[str]) -> Plan[None]:
     """Give the first turn of each of ``sessions`` in this write the newest stored turn
     of its conversation that the writer may see."""
     rows = yield sql.session_tails(prepared.user_id, sessions, prepared.agent_id)
-    tails = {r["session"]: (r["text"], r["private"]) for r in rows}
+    tails = {r["session"]: (r["text"], r["private"], r["event_time"]) for r in rows}
     seen: set[str] = set()
     for i, session in enumerate(_wanted(prepared)):
         if session is not None and session not in seen and session in tails:
-            text, private = tails[session]
-            if _may_frame(private, prepared.items[i].private):
+            text, private, said = tails[session]
+            turn = prepared.items[i]
+            if _may_frame(private, turn.private) and _close(said, turn.event_time):
                 prepared.contexts[i] = tail(text)
         own = session_of(prepared.metadata[i])
         if own is not None and prepared.items[i].memory_type == DIALOGUE:
             seen.add(own)
     return None
+
+
+def _close(before: datetime | None, turn: datetime | None) -> bool:
+    """Whether ``turn`` follows ``before`` within :data:`MAX_PAUSE` (None: now)."""
+    now = datetime.now(timezone.utc)
+    return abs((turn or now) - (before or now)) <= MAX_PAUSE
 
 
 def _may_frame(source_private: bool, turn_private: bool) -> bool:

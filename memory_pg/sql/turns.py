@@ -43,9 +43,9 @@ def session_tails(user_id: str, sessions: Sequence[str], agent_id: str | None) -
         else or_(_m2.c.private.is_(False), _m2.c.agent_id == agent_id)
     )
     latest = _newest_turn(user_id, turn, follower)
-    return select(_SESSIONS.c.session, latest.c.text, latest.c.private).select_from(
-        _SESSIONS.join(latest, literal(True))
-    ), {"sessions": list(sessions)}
+    return select(
+        _SESSIONS.c.session, latest.c.text, latest.c.private, latest.c.event_time
+    ).select_from(_SESSIONS.join(latest, literal(True))), {"sessions": list(sessions)}
 
 
 _SESSIONS = unnest_rows(session=array_param("sessions", Text()))
@@ -69,7 +69,7 @@ def _newest_turn(
             _m2, and_(_m2.c.user_id == ml.c.user_id, _m2.c.id == ml.c.src)
         ).where(*follower)
     return (
-        select(m.c.id, m.c.text, m.c.private)
+        select(m.c.id, m.c.text, m.c.private, m.c.event_time)
         .where(
             m.c.user_id == user_id,
             m.c.superseded_at.is_(None),

@@ -153,3 +153,27 @@ def test_finding_a_conversations_last_turn_is_one_index_probe(store, raw):
         )
     text = "\n".join(plan)
     assert "memory_pg_memories_user_session_idx" in text, text
+
+
+def test_after_a_long_pause_a_turn_opens_a_new_exchange(store):
+    from datetime import datetime, timedelta, timezone
+
+    monday = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+    at = [monday, monday + timedelta(minutes=5), monday + timedelta(days=3)]
+    texts = ["Any plans for the weekend?", "Hiking with my sister.", "Bought new boots today."]
+    ids = store.add_memories(
+        [
+            {"text": t, "metadata": {"session_id": "chat"}, "event_time": when}
+            for t, when in zip(texts, at, strict=True)
+        ]
+    )
+    later = store.add_memory(
+        "They fit well.",
+        metadata={"session_id": "chat"},
+        event_time=monday + timedelta(days=3, minutes=2),
+    )
+    assert store.get(ids[1])["context"] == texts[0]  # minutes apart: one exchange
+    assert store.get(ids[2])["context"] is None  # days apart: a new one
+    assert store.get(later)["context"] == texts[2]  # the stored turn, minutes before
+    much_later = store.add_memory("Hello again.", metadata={"session_id": "chat"})  # now
+    assert store.get(much_later)["context"] is None
