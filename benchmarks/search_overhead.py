@@ -8,6 +8,9 @@ same data and queries it times, p50 over ``--queries`` searches of random users:
 * its steps, taken one by one as the store takes them: ``checkout`` (the pool's
   pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
   (the search statement, sent and fetched), ``commit`` (of the use it records);
+* ``exchanges_per_search``: network exchanges (a burst of messages sent, then the
+  server's replies waited for) per ``MemoryStore.search``, counted from libpq's
+  protocol trace of the pool's connections over ``--traced`` searches;
 * ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, FORMAT JSON)`` of
   the same statement with the same values (a custom plan, as the first
   executions of a prepared statement get).
@@ -44,6 +47,7 @@ def main() -> None:
     p.add_argument("--users", type=int, default=1000)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--pool", type=int, default=10_000)
+    p.add_argument("--traced", type=int, default=20, help="searches traced for exchanges")
     p.add_argument("--out", default="benchmarks/results/search_overhead.json")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -147,6 +151,10 @@ def main() -> None:
                     tx.rollback()  # EXPLAIN ANALYZE ran the use update: leave no trace
                 samples["server_planning"].append(plan[0]["Planning Time"] / 1000)
                 samples["server_execution"].append(plan[0]["Execution Time"] / 1000)
+            traced = searches[: args.traced]
+            exchanges = count_exchanges(
+                store, lambda: [store.search(q, 10, user_id=u) for u, q, _ in traced]
+            )
         finally:
             store.close()
 
@@ -156,12 +164,43 @@ def main() -> None:
         "users": args.users,
         "queries": args.queries,
         "load_1min": round(os.getloadavg()[0], 2),
+        "exchanges_per_search": round(exchanges / max(1, len(traced)), 2),
         "p50_ms": {k: round(statistics.median(v) * 1000, 3) for k, v in samples.items()},
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+
+
+def count_exchanges(store: Any, work: Any) -> int:
+    """Network exchanges of one more round of ``work()`` on warm connections: bursts
+    of frontend messages in libpq's trace of the pool's connections, for two rounds
+    less one round (both from a fresh pool; closing a connection is left out)."""
+    from psycopg import pq
+    from sqlalchemy import event
+
+    def bursts(rounds: int) -> int:
+        with tempfile.NamedTemporaryFile("w+", suffix=".trace") as log:
+
+            def trace(_dbapi: Any, record: Any) -> None:
+                pgconn = record.driver_connection.pgconn
+                pgconn.trace(os.dup(log.fileno()))
+                pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+
+            store.engine.dispose()
+            event.listen(store.engine, "connect", trace)
+            try:
+                for _ in range(rounds):
+                    work()
+            finally:
+                store.engine.dispose()  # closes the connections and their traces
+                event.remove(store.engine, "connect", trace)
+            lines = Path(log.name).read_text().splitlines()
+        kinds = [ln[:1] for ln in lines if ln[:2] in ("F\t", "B\t") and "Terminate" not in ln]
+        return sum(1 for i, k in enumerate(kinds) if k == "F" and (i == 0 or kinds[i - 1] != "F"))
+
+    return bursts(2) - bursts(1)
 
 
 if __name__ == "__main__":
