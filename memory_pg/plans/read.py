@@ -20,7 +20,7 @@ from memory_pg._validate import (
 from memory_pg.config import RankingSettings, StoreSettings
 from memory_pg.errors import InvalidArgument
 from memory_pg.plans import relations
-from memory_pg.plans.protocol import Plan, Rows
+from memory_pg.plans.protocol import Plan, Rows, final
 from memory_pg.plans.write import parse_memory_id
 from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
@@ -133,7 +133,8 @@ def plan_search(
     )
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, user_id, filters, expand)
-    rows = yield step
+    # Its only statement: the driver commits with it, in one network exchange.
+    rows = yield final(step)
     shape = relations.result_dict if expand else memory_dict
     return [shape(r) | {"full_text_only": vector is None} for r in rows]
 
