@@ -8,9 +8,9 @@ same data and queries it times, p50 over ``--queries`` searches of random users:
 * its steps, taken one by one as the store takes them: ``checkout`` (the pool's
   pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
   (the search statement, sent and fetched), ``commit`` (of the use it records);
-* ``exchanges_per_search``: network exchanges (a burst of messages sent, then the
-  server's replies waited for) per ``MemoryStore.search``, counted from libpq's
-  protocol trace of the pool's connections over ``--traced`` searches;
+* ``exchanges_per_search``: network exchanges (messages sent, then the server's
+  replies waited for) per ``MemoryStore.search``, counted from libpq's protocol
+  trace of the pool's connections over ``--traced`` searches;
 * ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, FORMAT JSON)`` of
   the same statement with the same values (a custom plan, as the first
   executions of a prepared statement get).
@@ -174,18 +174,21 @@ def main() -> None:
 
 
 def count_exchanges(store: Any, work: Any) -> int:
-    """Network exchanges of one more round of ``work()`` on warm connections: bursts
-    of frontend messages in libpq's trace of the pool's connections, for two rounds
-    less one round (both from a fresh pool; closing a connection is left out)."""
+    """Network exchanges of one more round of ``work()`` on warm connections: the
+    waits for the server (:func:`waits`) in libpq's trace of each of the pool's
+    connections (a file each: their buffers are written out at different times),
+    for two rounds less one round, both from a fresh pool."""
     from psycopg import pq
     from sqlalchemy import event
 
     def bursts(rounds: int) -> int:
-        with tempfile.NamedTemporaryFile("w+", suffix=".trace") as log:
+        with tempfile.TemporaryDirectory(prefix="memory-pg-trace-") as folder:
 
             def trace(_dbapi: Any, record: Any) -> None:
+                log = Path(folder) / f"{id(record)}-{time.monotonic_ns()}.trace"
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT)
                 pgconn = record.driver_connection.pgconn
-                pgconn.trace(os.dup(log.fileno()))
+                pgconn.trace(fd)  # libpq owns the descriptor now
                 pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
 
             store.engine.dispose()
@@ -196,11 +199,25 @@ def count_exchanges(store: Any, work: Any) -> int:
             finally:
                 store.engine.dispose()  # closes the connections and their traces
                 event.remove(store.engine, "connect", trace)
-            lines = Path(log.name).read_text().splitlines()
-        kinds = [ln[:1] for ln in lines if ln[:2] in ("F\t", "B\t") and "Terminate" not in ln]
-        return sum(1 for i, k in enumerate(kinds) if k == "F" and (i == 0 or kinds[i - 1] != "F"))
+            total = 0
+            for log in Path(folder).iterdir():
+                total += waits(log.read_text())
+            return total
 
     return bursts(2) - bursts(1)
+
+
+def waits(trace: str) -> int:
+    """How often a connection waited for the server, in libpq's trace of it: the
+    frontend messages that ask for replies (``Query``, ``Sync``, a ``Flush`` not
+    right after a ``Sync``). psycopg's pipeline mode reads early replies while it
+    still sends, which is no wait: replies between messages are not counted."""
+    kinds = [line.split("\t")[2] for line in trace.splitlines() if line.startswith("F\t")]
+    return sum(
+        1
+        for i, kind in enumerate(kinds)
+        if kind in ("Query", "Sync") or (kind == "Flush" and (i == 0 or kinds[i - 1] != "Sync"))
+    )
 
 
 if __name__ == "__main__":
