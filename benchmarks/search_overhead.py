@@ -5,9 +5,11 @@ memory-pg's whole search near ChromaDB's in-process one; this splits it. On the
 same data and queries it times, p50 over ``--queries`` searches of random users:
 
 * ``store_search``: ``MemoryStore.search`` with a precomputed query vector;
-* its steps, taken one by one as the store takes them: ``checkout`` (the pool's
-  pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
-  (the search statement, sent and fetched), ``commit`` (of the use it records);
+* its steps, taken one by one as the store took them before issue 18 item 2 (it
+  now pipelines them in one exchange, ``memory_pg/exchange.py``): ``checkout``
+  (the pool's checkout; it pre-pinged before), ``settings`` (tenant and HNSW
+  settings, one statement), ``statement`` (the search statement, sent and
+  fetched), ``commit`` (of the use it records);
 * ``exchanges_per_search``: network exchanges (messages sent, then the server's
   replies waited for) per ``MemoryStore.search``, counted from libpq's protocol
   trace of the pool's connections over ``--traced`` searches;
