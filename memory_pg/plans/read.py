@@ -143,7 +143,7 @@ def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:
     """Counts per memory type, for one user or (``None``) every user."""
     if user_id is None:  # every user: only a role that sees them all gets true counts
         yield from plan_require_every_user("stats")
-    rows = yield memories.stats(user_id)
+    rows = yield final(memories.stats(user_id))
     return stats_dict(rows, user_id)
 
 
@@ -171,7 +171,7 @@ def plan_get(
 
 
 def _first(stmt: Any) -> Plan[dict[str, Any] | None]:
-    rows = yield stmt
+    rows = yield final(stmt)  # a read alone: the driver commits with it, one exchange
     return memory_dict(rows[0]) if rows else None
 
 
@@ -205,7 +205,7 @@ def plan_history(
 
 
 def _all(stmt: Any) -> Plan[list[dict[str, Any]]]:
-    rows = yield stmt
+    rows = yield final(stmt)
     return [memory_dict(r) for r in rows]
 
 

@@ -71,6 +71,19 @@ def test_a_search_is_one_network_exchange(store: MemoryStore) -> None:
         assert [kind for kind, _ in exchange.sent].count("Sync") == 1
 
 
+def test_reads_of_one_statement_are_one_network_exchange(store: MemoryStore) -> None:
+    memory_id = store.add_memory("The production database is PostgreSQL 16")
+    with traced(store.engine) as seen:
+        assert store.get(memory_id) is not None
+        assert len(store.list_memories()) == 1
+        assert len(store.history(memory_id)) == 1
+        assert store.stats()["memories"] == 1
+    assert len(seen.exchanges) == 4
+    for exchange in seen.exchanges:
+        assert _statement_kinds(exchange)[0] == "BEGIN"
+        assert _statement_kinds(exchange)[-1] == "COMMIT"
+
+
 async def test_an_async_search_is_one_network_exchange(db_url: str, embedder: Any) -> None:
     async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
         await store.add_memory("The production database is PostgreSQL 16")
