@@ -266,7 +266,8 @@ def _autocommit(
     conn: Connection, raw: psycopg.Connection[Any]
 ) -> Iterator[psycopg.Connection[Any]]:
     """psycopg in autocommit, so that it sends no BEGIN of its own (ours is pipelined);
-    on the way out no transaction is left open and autocommit is off again."""
+    on the way out no transaction is left open and autocommit is as it was."""
+    before = raw.autocommit
     raw.autocommit = True
     try:
         yield raw
@@ -275,7 +276,7 @@ def _autocommit(
             try:
                 if raw.info.transaction_status != pq.TransactionStatus.IDLE:
                     raw.rollback()
-                raw.autocommit = False
+                raw.autocommit = before
             except psycopg.Error:
                 conn.invalidate()  # never hand out a connection left in autocommit
 
@@ -351,6 +352,7 @@ async def _pipelined_async(
 async def _autocommit_async(
     conn: AsyncConnection, raw: psycopg.AsyncConnection[Any]
 ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    before = raw.autocommit
     await raw.set_autocommit(True)
     try:
         yield raw
@@ -359,7 +361,7 @@ async def _autocommit_async(
             try:
                 if raw.info.transaction_status != pq.TransactionStatus.IDLE:
                     await raw.rollback()
-                await raw.set_autocommit(False)
+                await raw.set_autocommit(before)
             except psycopg.Error:
                 await conn.invalidate()
 

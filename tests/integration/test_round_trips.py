@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
+from memory_pg import exchange as exchange_module
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.plans import read
 from memory_pg.sql.search import SearchFilters
@@ -190,3 +191,38 @@ def test_a_killed_connection_is_replaced_for_the_async_store(
                 assert (await store.search("kept", top_k=1))[0]["text"] == "kept"
 
     asyncio.run(scenario())
+
+
+def test_a_connection_idle_for_long_is_pinged_not_replaced(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.add_memory("kept")
+    monkeypatch.setattr(exchange_module, "PING_AFTER_IDLE_S", 0.0)  # every checkout "idle for long"
+    with traced(store.engine) as seen:
+        for _ in range(3):
+            assert store.search("kept", top_k=1)[0]["text"] == "kept"
+    # One connection; its second and third checkouts pinged it (``;``), and kept it.
+    (conn,) = seen.connections
+    assert [_statement_kinds(e) for e in conn] == [
+        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+        [";"],
+        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+        [";"],
+        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+    ]
+
+
+async def test_an_async_connection_idle_for_long_is_pinged_not_replaced(
+    db_url: str, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        await store.add_memory("kept")
+        monkeypatch.setattr(exchange_module, "PING_AFTER_IDLE_S", 0.0)
+        assert store.engine is not None
+        await store.engine.dispose()
+        with traced(store.engine.sync_engine, dispose=False) as seen:
+            for _ in range(3):
+                assert (await store.search("kept", top_k=1))[0]["text"] == "kept"
+            await store.engine.dispose()
+    (conn,) = seen.connections
+    assert [_statement_kinds(e) for e in conn].count([";"]) == 2
