@@ -21,10 +21,13 @@ from sqlalchemy import text
 
 from memory_pg import exchange as exchange_module
 from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.config import StoreSettings
 from memory_pg.plans import read
 from memory_pg.sql.search import SearchFilters
 from memory_pg.store import MemoryStore
+from tests.conftest import PgServer
 from tests.integration._exchanges import traced
+from tests.integration._pgbouncer import run_pgbouncer
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -226,3 +229,29 @@ async def test_an_async_connection_idle_for_long_is_pinged_not_replaced(
             await store.engine.dispose()
     (conn,) = seen.connections
     assert [_statement_kinds(e) for e in conn].count([";"]) == 2
+
+
+def test_through_pgbouncer_in_transaction_mode_a_search_is_one_exchange(
+    postgresql: psycopg.Connection[Any], pg_server: PgServer, embedder: Any, make_store: Any
+) -> None:
+    _fill(make_store())  # directly, as the owner (records the model too)
+    users = {pg_server.user: pg_server.password or ""}
+    # One server connection: two clients' transactions take turns on it.
+    with run_pgbouncer(pg_server, users, pool_size=1, ignore_options=True) as bouncer:
+        url = bouncer.url(postgresql.info.dbname, pg_server.user, pg_server.password)
+        settings = StoreSettings(pooler="transaction")
+        alice = MemoryStore(url, user_id="alice", embedder=embedder, settings=settings)
+        bob = MemoryStore(url, user_id="bob", embedder=embedder, settings=settings)
+        try:
+            with traced(alice.engine) as seen:
+                for _ in range(8):  # past psycopg's prepare threshold: nothing is prepared
+                    assert {h["user_id"] for h in alice.search("database Fridays")} == {"alice"}
+                    assert {h["user_id"] for h in bob.search("database Fridays")} == {"bob"}
+        finally:
+            alice.close()
+            bob.close()
+    assert len(seen.exchanges) == 8
+    for exchange in seen.exchanges:
+        assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
+        # No named (server-side) statement: PgBouncer would hand it to the other client.
+        assert all(body.startswith(' "" ') for kind, body in exchange.sent if kind == "Parse")
