@@ -5,9 +5,14 @@ memory-pg's whole search near ChromaDB's in-process one; this splits it. On the
 same data and queries it times, p50 over ``--queries`` searches of random users:
 
 * ``store_search``: ``MemoryStore.search`` with a precomputed query vector;
-* its steps, taken one by one as the store takes them: ``checkout`` (the pool's
-  pre-ping), ``settings`` (tenant and HNSW settings, one statement), ``statement``
-  (the search statement, sent and fetched), ``commit`` (of the use it records);
+* its steps, taken one by one as the store took them before issue 18 item 2 (it
+  now pipelines them in one exchange, ``memory_pg/exchange.py``): ``checkout``
+  (the pool's checkout; it pre-pinged before), ``settings`` (tenant and HNSW
+  settings, one statement), ``statement`` (the search statement, sent and
+  fetched), ``commit`` (of the use it records);
+* ``exchanges_per_search``: network exchanges (messages sent, then the server's
+  replies waited for) per ``MemoryStore.search``, counted from libpq's protocol
+  trace of the pool's connections over ``--traced`` searches;
 * ``server_planning`` and ``server_execution``: ``EXPLAIN (ANALYZE, FORMAT JSON)`` of
   the same statement with the same values (a custom plan, as the first
   executions of a prepared statement get).
@@ -44,6 +49,7 @@ def main() -> None:
     p.add_argument("--users", type=int, default=1000)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--pool", type=int, default=10_000)
+    p.add_argument("--traced", type=int, default=20, help="searches traced for exchanges")
     p.add_argument("--out", default="benchmarks/results/search_overhead.json")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -147,6 +153,10 @@ def main() -> None:
                     tx.rollback()  # EXPLAIN ANALYZE ran the use update: leave no trace
                 samples["server_planning"].append(plan[0]["Planning Time"] / 1000)
                 samples["server_execution"].append(plan[0]["Execution Time"] / 1000)
+            traced = searches[: args.traced]
+            exchanges = count_exchanges(
+                store, lambda: [store.search(q, 10, user_id=u) for u, q, _ in traced]
+            )
         finally:
             store.close()
 
@@ -156,12 +166,60 @@ def main() -> None:
         "users": args.users,
         "queries": args.queries,
         "load_1min": round(os.getloadavg()[0], 2),
+        "exchanges_per_search": round(exchanges / max(1, len(traced)), 2),
         "p50_ms": {k: round(statistics.median(v) * 1000, 3) for k, v in samples.items()},
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+
+
+def count_exchanges(store: Any, work: Any) -> int:
+    """Network exchanges of one more round of ``work()`` on warm connections: the
+    waits for the server (:func:`waits`) in libpq's trace of each of the pool's
+    connections (a file each: their buffers are written out at different times),
+    for two rounds less one round, both from a fresh pool."""
+    from psycopg import pq
+    from sqlalchemy import event
+
+    def bursts(rounds: int) -> int:
+        with tempfile.TemporaryDirectory(prefix="memory-pg-trace-") as folder:
+
+            def trace(_dbapi: Any, record: Any) -> None:
+                log = Path(folder) / f"{id(record)}-{time.monotonic_ns()}.trace"
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT)
+                pgconn = record.driver_connection.pgconn
+                pgconn.trace(fd)  # libpq owns the descriptor now
+                pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+
+            store.engine.dispose()
+            event.listen(store.engine, "connect", trace)
+            try:
+                for _ in range(rounds):
+                    work()
+            finally:
+                store.engine.dispose()  # closes the connections and their traces
+                event.remove(store.engine, "connect", trace)
+            total = 0
+            for log in Path(folder).iterdir():
+                total += waits(log.read_text())
+            return total
+
+    return bursts(2) - bursts(1)
+
+
+def waits(trace: str) -> int:
+    """How often a connection waited for the server, in libpq's trace of it: the
+    frontend messages that ask for replies (``Query``, ``Sync``, a ``Flush`` not
+    right after a ``Sync``). psycopg's pipeline mode reads early replies while it
+    still sends, which is no wait: replies between messages are not counted."""
+    kinds = [line.split("\t")[2] for line in trace.splitlines() if line.startswith("F\t")]
+    return sum(
+        1
+        for i, kind in enumerate(kinds)
+        if kind in ("Query", "Sync") or (kind == "Flush" and (i == 0 or kinds[i - 1] != "Sync"))
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_pg import methods, opening, pooling, relation_methods, schema
+from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
 from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, async_method
@@ -79,6 +79,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             options = opening.engine_options(self.settings, self.pooler)
             self.engine = create_async_engine(target.url, **options)
             pooling.watch(self.engine.sync_engine, self.pooler)
+            exchange.watch_liveness(self.engine.sync_engine)  # instead of a pre-ping per checkout
         revision, recorded = await self._do(Session(opening.read_state))
         self.embedder = await asyncio.to_thread(opening.pick_embedder, embedder, model, recorded)
         if opening.needs_migration(revision, target.auto_migrate):
@@ -110,6 +111,10 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
                     return await conn.run_sync(step.fn)
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
+        if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            with translate_errors():
+                return await exchange.run_async(self.engine, first, step.plan)
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:

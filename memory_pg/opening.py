@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
 
@@ -72,7 +73,10 @@ def locate(
 def engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, Any]:
     """Pool and connection options of an engine a store opens (sync or async)."""
     return {
-        "pool_pre_ping": True,  # a dead connection is replaced, not handed out
+        # A dead connection is replaced, not handed out: memory_pg.exchange.watch_liveness
+        # looks at its socket (free) and pings only one idle for long, where a pre-ping
+        # cost every call a round trip; without pipeline mode, the pre-ping as before.
+        "pool_pre_ping": not psycopg.Pipeline.is_supported(),
         "pool_size": 5,
         "max_overflow": 5,
         "pool_timeout": settings.pool_timeout_s,

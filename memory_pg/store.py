@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine
 
-from memory_pg import methods, opening, pooling, relation_methods, schema
+from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
 from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, sync_method
@@ -84,6 +84,7 @@ class MemoryStore(StoreBase[Engine]):
         if engine is None:
             engine = create_engine(target.url, **opening.engine_options(self.settings, self.pooler))
             pooling.watch(engine, self.pooler)
+            exchange.watch_liveness(engine)  # instead of a pre-ping per checkout
         self.engine = engine
         try:
             with translate_errors(), self.engine.connect() as conn:
@@ -120,6 +121,10 @@ class MemoryStore(StoreBase[Engine]):
                 return step.fn(conn)
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
+        if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            with translate_errors():
+                return exchange.run(self.engine, first, step.plan)
         with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.sql import Executable
@@ -42,16 +42,32 @@ class Rows(list[dict[str, Any]]):
     rowcount: int = -1
 
 
+class Final(NamedTuple):
+    """A plan's last statement, whose rows end it: the driver may send the ``COMMIT``
+    with it, in the same network exchange (:mod:`memory_pg.exchange`), so the
+    transaction commits before the plan has seen the rows. Only for a statement
+    after which the plan neither raises nor writes (a read, or one that records its
+    own use); a plan that yields again after it is an error."""
+
+    statement: Executable
+    values: dict[str, Any] | None = None
+
+
 #: What a plan yields: a statement, or a shared statement and the values to run it with.
-Step = Executable | tuple[Executable, dict[str, Any]]
+Step = Executable | tuple[Executable, dict[str, Any]] | Final
 Plan = Generator[Step, Rows, T]
 
 
 def split_step(step: Step) -> tuple[Executable, dict[str, Any] | None]:
     """The statement of a plan's step and its values (None: the statement carries them)."""
     if isinstance(step, tuple):
-        return step
+        return step[0], step[1]
     return step, None
+
+
+def final(step: Step) -> Final:
+    """``step`` marked as its plan's last statement (see :class:`Final`)."""
+    return Final(*split_step(step))
 
 
 def materialise(result: Any) -> Rows:
@@ -126,10 +142,12 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
 
 __all__ = [
     "Bound",
+    "Final",
     "Plan",
     "Rows",
     "Step",
     "begin",
+    "final",
     "materialise",
     "one",
     "split_step",

@@ -20,7 +20,7 @@ from memory_pg._validate import (
 from memory_pg.config import RankingSettings, StoreSettings
 from memory_pg.errors import InvalidArgument
 from memory_pg.plans import relations
-from memory_pg.plans.protocol import Plan, Rows
+from memory_pg.plans.protocol import Plan, Rows, final
 from memory_pg.plans.write import parse_memory_id
 from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
@@ -133,7 +133,8 @@ def plan_search(
     )
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, filters, expand)
-    rows = yield step
+    # Its only statement: the driver commits with it, in one network exchange.
+    rows = yield final(step)
     shape = relations.result_dict if expand else memory_dict
     return [shape(r) | {"full_text_only": vector is None} for r in rows]
 
@@ -142,7 +143,7 @@ def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:
     """Counts per memory type, for one user or (``None``) every user."""
     if user_id is None:  # every user: only a role that sees them all gets true counts
         yield from plan_require_every_user("stats")
-    rows = yield memories.stats(user_id)
+    rows = yield final(memories.stats(user_id))
     return stats_dict(rows, user_id)
 
 
@@ -170,7 +171,7 @@ def plan_get(
 
 
 def _first(stmt: Any) -> Plan[dict[str, Any] | None]:
-    rows = yield stmt
+    rows = yield final(stmt)  # a read alone: the driver commits with it, one exchange
     return memory_dict(rows[0]) if rows else None
 
 
@@ -204,7 +205,7 @@ def plan_history(
 
 
 def _all(stmt: Any) -> Plan[list[dict[str, Any]]]:
-    rows = yield stmt
+    rows = yield final(stmt)
     return [memory_dict(r) for r in rows]
 
 

@@ -212,29 +212,40 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
 
 
 def test_a_search_runs_with_the_hnsw_settings_set_beside_the_tenant(store: Any) -> None:
-    from sqlalchemy import event
+    from sqlalchemy import text
+
+    from memory_pg.plans.protocol import final
+    from tests.integration._exchanges import traced
 
     store.add_memory("The production database is PostgreSQL 16")
-    seen: list[tuple[str, str, str]] = []
-
-    def after(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "access_count" in statement:  # the search statement: ask inside its transaction
-            row = cursor.connection.execute(
-                "SELECT current_setting('memory_pg.user_id'), "
-                "current_setting('hnsw.iterative_scan'), current_setting('hnsw.ef_search')"
-            ).fetchone()
-            seen.append(tuple(row))
-
-    event.listen(store.engine, "after_cursor_execute", after)
-    try:
+    with traced(store.engine) as trace:
         assert store.search("database", top_k=1)
-    finally:
-        event.remove(store.engine, "after_cursor_execute", after)
+    # One exchange (memory_pg.exchange): BEGIN, the settings, the search, COMMIT.
+    (exchange,) = trace.exchanges
+    statements = exchange.statements()
+    assert "BEGIN" in statements[0] and "COMMIT" in statements[-1]
+    assert "'relaxed_order'" in statements[1] and "access_count" in statements[2]
+    binds = [body for kind, body in exchange.sent if kind == "Bind"]
+    assert f"'{store.user_id}'" in binds[1] and f"'{store.ef_search}'" in binds[1]
+
+    # What a statement pipelined after them sees, the search's place in the transaction.
+    def plan() -> Any:
+        rows = yield final(
+            text(
+                "SELECT current_setting('memory_pg.user_id') AS tenant, "
+                "current_setting('hnsw.iterative_scan') AS scan, "
+                "current_setting('hnsw.ef_search') AS ef"
+            )
+        )
+        return tuple(rows[0].values())
+
+    seen = store.run_plan(plan(), store.user_id, ef_search=store.ef_search)
     # Iterative scans keep a user's filter exact on the HNSW path; set for this transaction.
-    assert seen == [(store.user_id, "relaxed_order", str(store.ef_search))]
-    with store.engine.connect() as conn:
+    assert seen == (store.user_id, "relaxed_order", str(store.ef_search))
+    with store.engine.connect() as conn:  # the same pooled connection, after the commit
         outside = conn.exec_driver_sql("SELECT current_setting('hnsw.iterative_scan')").scalar()
-    assert outside == "off"
+    # pgvector's default, or the empty placeholder in a session that has not loaded it.
+    assert outside in ("off", "")
 
 
 def test_relevance_gates_drop_unrelated_results(store: Any) -> None:

@@ -45,6 +45,7 @@ LAYERS = {
     "buffer": 2,
     "roles": 2,
     "opening": 3,
+    "exchange": 3,
     "methods": 3,
     "relation_methods": 3,
     "store": 3,
