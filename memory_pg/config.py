@@ -118,6 +118,10 @@ class StoreSettings:
         from memory_pg._validate import check_type_names
 
         check_type_names(self.memory_types)
+        if not isinstance(self.session_context, bool):
+            from memory_pg.errors import InvalidArgument
+
+            raise InvalidArgument("session_context must be true or false")
 
 
 @dataclass(frozen=True)

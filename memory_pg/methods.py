@@ -184,8 +184,12 @@ def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
 
 
 def _new_rows(store: StoreBase[Any], prepared: write.Prepared) -> list[Any]:
-    vectors = store.embedder.embed_documents(prepared.embed_texts)
+    vectors = _embed(store, prepared.embed_texts)
     return relations.with_entities(write.new_rows(prepared, vectors, store.embedder))
+
+
+def _embed(store: StoreBase[Any], texts: list[str]) -> np.ndarray[Any, Any]:
+    return store.embedder.embed_documents(texts)
 
 
 def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], float]:
@@ -194,12 +198,7 @@ def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], floa
 
 
 def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> list[Any]:
-    """The rows of an export file: parsed, embedded where needed, with their entities."""
-    prepared, given = transfer.read_lines(source, user_id, store.settings, store.embedder)
-    to_embed = transfer.texts_to_embed(prepared, given)
-    embedded = store.embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
-    rows = transfer.import_rows(prepared, given, embedded, store.embedder)
-    return relations.with_entities(rows)
+    return transfer.load_rows(source, user_id, store.settings, store.embedder)
 
 
 def _run(
@@ -339,7 +338,11 @@ def delete_memory(
 ) -> Op[bool]:
     """Erase one memory and its history for good; False if there was none."""
     uid = _scope(self, user_id)
-    return (yield from _run(write.plan_delete(uid, memory_id, self.settings, agent_id), uid))
+    erased = yield from _run(write.plan_delete(uid, memory_id, self.settings, agent_id), uid)
+    if erased.reframed:  # turns it framed: their vectors, without its text
+        vectors = yield from _blocking(_embed, self, [text for _, text in erased.reframed])
+        yield from _run(write.plan_vectors(uid, erased.reframed, vectors), uid)
+    return erased.deleted
 
 
 def clear_user_memory(self: StoreBase[Any], user_id: str | None = None) -> Op[int]:
@@ -582,11 +585,10 @@ def import_user_memory(
 ) -> Op[int]:
     """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
 
-    Ids, timestamps, validity and use counts are kept; vectors are reused when
-    they come from the same model and re-embedded otherwise (another model, the
-    wrong length, all zero). Rows whose id (or exact text) is already there are
-    skipped. All or nothing: a damaged line raises
-    :class:`~memory_pg.errors.InvalidImport` naming it.
+    Ids, timestamps, validity and use counts are kept; vectors are reused when they
+    come from the same model and re-embedded otherwise (another model, the wrong
+    length, all zero). Rows whose id (or exact text) is already there are skipped.
+    All or nothing: a damaged line raises :class:`~memory_pg.errors.InvalidImport`.
     """
     uid = _scope(self, user_id)
     rows = yield from _blocking(_read_import, self, source, uid)

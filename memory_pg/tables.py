@@ -126,14 +126,6 @@ Index(
     unique=True,
     postgresql_where=text("superseded_at IS NULL AND private"),
 )
-# The newest current turn of a conversation (a turn's context and ``follows`` link).
-Index(
-    "memory_pg_memories_user_session_idx",
-    memories.c.user_id,
-    text("(metadata ->> 'session_id')"),
-    memories.c.created_at.desc(),
-    postgresql_where=text("superseded_at IS NULL AND (metadata ->> 'session_id') IS NOT NULL"),
-)
 # Expiry scans: oldest first per user.
 Index("memory_pg_memories_user_created_idx", memories.c.user_id, memories.c.created_at)
 Index(

@@ -285,3 +285,14 @@ def open_text(target: str | IO[str], mode: str) -> tuple[IO[str], bool]:
     if isinstance(target, str):
         return open(target, mode, encoding="utf-8"), True
     return target, False
+
+
+def load_rows(
+    source: str | IO[str], user_id: str, settings: StoreSettings, embedder: Embedder
+) -> list[NewMemory]:
+    """The rows of an export file: parsed, embedded where needed, with their entities
+    (blocking work: the stores run it off the event loop, before the transaction)."""
+    prepared, given = read_lines(source, user_id, settings, embedder)
+    to_embed = texts_to_embed(prepared, given)
+    embedded = embedder.embed_documents(to_embed) if to_embed else np.zeros((0, 0))
+    return relations.with_entities(import_rows(prepared, given, embedded, embedder))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.relations import SESSION_KEY
@@ -101,20 +101,50 @@ def from_batch(prepared: Prepared, enabled: bool = True) -> list[str]:
 
 
 def plan_fill(prepared: Prepared, sessions: Sequence[str]) -> Plan[None]:
-    """Give the first turn of each of ``sessions`` in this write the newest stored turn
-    of its conversation that the writer may see."""
-    rows = yield sql.session_tails(prepared.user_id, sessions, prepared.agent_id)
-    tails = {r["session"]: (r["text"], r["private"], r["event_time"]) for r in rows}
+    """Give the first turn of each of ``sessions`` in this write the last stored turn of
+    its conversation that the writer may see (:func:`last_turn`)."""
+    rows = yield sql.session_turns(prepared.user_id, sessions)
+    by_session: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_session.setdefault(row["session"], []).append(row)
     seen: set[str] = set()
     for i, session in enumerate(_wanted(prepared)):
-        if session is not None and session not in seen and session in tails:
-            text, private, said = tails[session]
+        if session is not None and session not in seen:
+            found = last_turn(by_session.get(session, []), prepared.agent_id)
             turn = prepared.items[i]
-            if _may_frame(private, turn.private) and _close(said, turn.event_time):
-                prepared.contexts[i] = tail(text)
+            if found is not None and _may_frame(found["private"], turn.private):
+                if _close(found["event_time"], turn.event_time):
+                    prepared.contexts[i] = tail(found["text"])
         own = session_of(prepared.metadata[i])
         if own is not None and prepared.items[i].memory_type == DIALOGUE:
-            seen.add(own)
+            seen.add(own)  # from here on, the turn before is in this write
+    return None
+
+
+#: How many memories back from a conversation's end a writer looks for a turn it sees.
+MAX_STEPS_BACK = 8
+
+
+def last_turn(rows: Sequence[Mapping[str, Any]], agent_id: str | None) -> Mapping[str, Any] | None:
+    """The last ``dialogue`` turn of one conversation that ``agent_id`` may see, from its
+    recent memories with the memory each ``follows``: start at the end of the chain (the
+    memory nothing follows; one write's turns share their times, so times cannot tell)
+    and step back past other types, replaced or expired memories and other agents'
+    private turns (at most :data:`MAX_STEPS_BACK`)."""
+    by_id = {r["id"]: r for r in rows}
+    followed = {r["follows"] for r in rows}
+    ends = [r for r in rows if r["id"] not in followed]
+    if not ends:
+        return None
+    row: Mapping[str, Any] | None = max(ends, key=lambda r: (r["created_at"], r["event_time"]))
+    for _ in range(MAX_STEPS_BACK):
+        if row is None:
+            return None
+        usable = row["superseded_at"] is None and not row["expired"]
+        shown = not row["private"] or (agent_id is not None and row["agent_id"] == agent_id)
+        if row["memory_type"] == DIALOGUE and usable and shown:
+            return row
+        row = by_id.get(row["follows"])
     return None
 
 

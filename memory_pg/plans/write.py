@@ -36,9 +36,10 @@ from memory_pg.errors import (
     MemoryNotFound,
     TenantMismatch,
 )
-from memory_pg.plans import relations
+from memory_pg.plans import relations, turns
 from memory_pg.plans.protocol import Plan
 from memory_pg.sql import locks, memories, setup, supersede
+from memory_pg.sql import turns as sql_turns
 from memory_pg.sql.memories import NewMemory
 from memory_pg.supersession import Candidate, Judge, decide_batch
 
@@ -201,7 +202,9 @@ def check_entities(value: object) -> tuple[Entity, ...] | None:
             or len(entity_key(name)) > MAX_KEY_CHARS
             or kind not in KINDS
             or not isinstance(aliases, (list, tuple))
+            or len(aliases) > MAX_ALIASES
             or not all(isinstance(a, str) and a.strip() for a in aliases)
+            or not all(len(a) <= MAX_NAME_CHARS for a in aliases)
             or not all(_storable_name(s) for s in (name, *aliases))
         ):
             raise InvalidArgument(
@@ -214,6 +217,9 @@ def check_entities(value: object) -> tuple[Entity, ...] | None:
 
 #: Longest entity key the table takes (its ``key`` check): NFKC can lengthen a name.
 MAX_KEY_CHARS = 200
+
+#: Most spellings one given entity may carry besides its name.
+MAX_ALIASES = 32
 
 
 def _storable_name(value: str) -> bool:
@@ -236,8 +242,8 @@ def replacement(
     importance: float | None,
     agent_id: str | None = None,
 ) -> tuple[MemoryInput, str | None]:
-    """The new memory that replaces ``old`` (its type, topic and scope, new text), and
-    the agent that writes it: the caller's, or the owner of a private memory."""
+    """The new memory that replaces ``old`` (its type, topic, context and scope, new
+    text), and the agent that writes it: the caller's, or the owner of a private one."""
     if old is None:
         raise MemoryNotFound(f"no memory {old_id} for this user")
     item = MemoryInput(
@@ -246,6 +252,8 @@ def replacement(
         old["metadata"] if metadata is None else metadata,
         old["topic"],
         old["importance"] if importance is None else importance,
+        # A corrected turn still answers what it answered.
+        context=old.get("context") or None,
         private=bool(old.get("private")),
     )
     return item, old.get("agent_id") if item.private else agent_id
@@ -440,25 +448,48 @@ def plan_replace(
     return ids[0]
 
 
+@dataclass(frozen=True)
+class Erased:
+    """What :func:`plan_delete` erased."""
+
+    #: Whether there was such a memory (for an agent: one it may see).
+    deleted: bool
+    #: ``(id, text)`` of the turns that held its text as their context: they lost it,
+    #: and their vectors, computed with it, are to be computed again (:func:`plan_vectors`).
+    reframed: list[tuple[uuid.UUID, str]] = field(default_factory=list)
+
+
 def plan_delete(
     user_id: str, memory_id: object, settings: StoreSettings, agent_id: object = None
-) -> Plan[bool]:
-    """Erase one memory and its history for good; False if there was none (or, for an
-    agent, none it may see)."""
+) -> Plan[Erased]:
+    """Erase one memory and its history for good, and its text from the context of the
+    turns it framed (:mod:`memory_pg.plans.turns`)."""
     return _delete(user_id, parse_memory_id(memory_id), check_agent_id(agent_id, settings))
 
 
-def _delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[bool]:
+def _delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[Erased]:
     # Alone among the user's writes: one that merged into this memory must not log
     # an event after its history is gone.
     yield locks.xact_lock(locks.user_lock_key(user_id))
     rows = yield memories.delete_memory(user_id, memory_id, agent_id)
     if agent_id is not None and not rows:
         # Another agent's private memory (or none): its history is not this agent's.
-        return False
+        return Erased(False)
     # The erased text may be quoted in the history: it goes too.
     yield memories.delete_history_of(user_id, memory_id)
-    return bool(rows)
+    reframed: list[tuple[uuid.UUID, str]] = []
+    for row in rows:
+        if (session := turns.session_of(row["metadata"])) is not None:
+            framed = yield sql_turns.unframe(user_id, session, turns.tail(row["text"]))
+            reframed.extend((r["id"], r["text"]) for r in framed)
+    return Erased(bool(rows), reframed)
+
+
+def plan_vectors(user_id: str, rows: Sequence[tuple[uuid.UUID, str]], vectors: Any) -> Plan[None]:
+    """Store the vectors of ``rows``, computed again (in order)."""
+    for (memory_id, _), vector in zip(rows, vectors, strict=True):
+        yield sql_turns.set_vector(user_id, memory_id, vector)
+    return None
 
 
 def plan_clear(user_id: str) -> Plan[int]:

@@ -531,15 +531,22 @@ def expanded_search(base: Select[Any], filters: FilterShape, depth: int) -> Sele
     values fill it): built once per shape, then shared, as the search statement is.
 
     The key is the search statement (one per :class:`~memory_pg.sql.search.SearchShape`,
-    itself cached), the filter shape, ``depth``, and :data:`EXPAND_DECAY` and
-    :data:`EXPAND_SEEDS` as they are now (a tuner that changes them gets a new statement).
+    itself cached), the filter shape, ``depth``, and :data:`EXPAND_DECAY`,
+    :data:`EXPAND_SEEDS`, :data:`MAX_ENTITY_MENTIONS` and :data:`MAX_ENTITY_NEIGHBOURS`
+    as they are now (a tuner that changes one gets a new statement).
     """
-    return _expanded_search(base, filters, depth, EXPAND_DECAY, EXPAND_SEEDS)
+    limits = (MAX_ENTITY_MENTIONS, MAX_ENTITY_NEIGHBOURS)  # read by the walk as it is built
+    return _expanded_search(base, filters, depth, EXPAND_DECAY, EXPAND_SEEDS, limits)
 
 
 @functools.lru_cache(maxsize=64)
 def _expanded_search(
-    base: Select[Any], filters: FilterShape, depth: int, decay: float, seeds: int
+    base: Select[Any],
+    filters: FilterShape,
+    depth: int,
+    decay: float,
+    seeds: int,
+    limits: tuple[int, int],
 ) -> Select[Any]:
     return expand_search(
         base,

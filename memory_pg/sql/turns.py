@@ -1,7 +1,6 @@
 """Statements of a user's conversations: the newest current turn of each session.
 
 A turn's conversation is ``metadata["session_id"]``; ``follows`` links chain its turns.
-The lookups read the index of migration 0008 (``memory_pg_memories_user_session_idx``).
 Pure builders (SQLAlchemy Core), no I/O.
 """
 
@@ -9,13 +8,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Text, and_, literal, literal_column, or_, select
+from sqlalchemy import Text, and_, any_, func, literal, literal_column, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from memory_pg.sql.core import array_param, unnest_rows
-from memory_pg.sql.memories import visible_to
 from memory_pg.tables import memories, memory_links
 
 m = memories
@@ -25,62 +24,103 @@ ml = memory_links
 def last_turns(user_id: str, sessions: Sequence[str], exclude: Sequence[uuid.UUID]) -> Any:
     """The newest current memory of each conversation (``metadata.session_id``), not one of
     ``exclude``: the turn the first new turn of that conversation follows."""
-    latest = _newest_turn(user_id, [m.c.id.not_in(list(exclude))], [])
+    current = (m.c.superseded_at.is_(None), m.c.id.not_in(list(exclude)))
+    latest = _chain_end(m, user_id, m.c.user_id == user_id, *current)
     return select(_SESSIONS.c.session, latest.c.id).select_from(
         _SESSIONS.join(latest, literal(True))
     ), {"sessions": list(sessions)}
 
 
-def session_tails(user_id: str, sessions: Sequence[str], agent_id: str | None) -> Any:
-    """The newest current ``dialogue`` memory of each conversation that ``agent_id`` may
-    see: its text and whether it is private (the context of the next turn, before it
-    is written)."""
-    turn = [m.c.memory_type == "dialogue", visible_to(agent_id)]
-    follower = [_m2.c.memory_type == "dialogue", _m2.c.superseded_at.is_(None)]
-    follower.append(
-        _m2.c.private.is_(False)
-        if agent_id is None
-        else or_(_m2.c.private.is_(False), _m2.c.agent_id == agent_id)
+#: How far back, by write time, a new turn looks for the turn before it. A bound, so
+#: that the first turn of a new conversation of a user with a million memories reads
+#: the index entries of the last hour's writes, not all of them (row-level security
+#: keeps the planner from using an index on the session: its operator is not leakproof).
+RECENT_WRITES = timedelta(hours=1)
+
+
+def session_turns(user_id: str, sessions: Sequence[str]) -> Any:
+    """The memories of ``sessions`` written in the last :data:`RECENT_WRITES`, each with
+    the memory it ``follows`` (if any): enough to find, in Python, the last turn of each
+    conversation that a writer may see (:func:`memory_pg.plans.turns.plan_fill`)."""
+    since = func.now() - literal(RECENT_WRITES)
+    link = ml.alias("link")
+    return (
+        select(
+            m.c.metadata["session_id"].astext.label("session"),
+            m.c.id,
+            m.c.text,
+            m.c.memory_type,
+            m.c.private,
+            m.c.agent_id,
+            m.c.event_time,
+            m.c.created_at,
+            m.c.superseded_at,
+            (m.c.expires_at.is_not(None) & (m.c.expires_at <= func.now())).label("expired"),
+            link.c.dst.label("follows"),
+        )
+        .select_from(
+            m.outerjoin(
+                link,
+                and_(
+                    link.c.user_id == m.c.user_id,
+                    link.c.src == m.c.id,
+                    link.c.relation == "follows",
+                ),
+            )
+        )
+        .where(
+            m.c.user_id == user_id,
+            m.c.created_at >= since,
+            m.c.metadata["session_id"].astext == any_(array_param("sessions", Text())),
+        )
+    ), {"sessions": list(sessions)}
+
+
+def unframe(user_id: str, session: str, context: str) -> Any:
+    """The turns of ``session`` whose context is ``context`` (the text of an erased turn)
+    lose it: the context and its words (weight ``C`` in ``search_tsv``; their own keep
+    ``D``) go. Returns their ids and texts, to embed again without it."""
+    own_words = func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]"))
+    return (
+        update(m)
+        .where(
+            m.c.user_id == user_id,
+            m.c.metadata["session_id"].astext == session,
+            m.c.context == context,
+        )
+        .values(context=None, search_tsv=own_words)
+        .returning(m.c.id, m.c.text)
     )
-    latest = _newest_turn(user_id, turn, follower)
-    return select(
-        _SESSIONS.c.session, latest.c.text, latest.c.private, latest.c.event_time
-    ).select_from(_SESSIONS.join(latest, literal(True))), {"sessions": list(sessions)}
+
+
+def set_vector(user_id: str, memory_id: uuid.UUID, vector: Any) -> Any:
+    """Store one memory's vector, computed again."""
+    return update(m).where(m.c.user_id == user_id, m.c.id == memory_id).values(embedding=vector)
 
 
 _SESSIONS = unnest_rows(session=array_param("sessions", Text()))
-#: A memory's conversation, written as the expression of the index on it (migration
-#: 0008): a constant key, not a parameter, so the planner always matches the index.
-SESSION_OF = m.c.metadata.op("->>", return_type=Text)(literal_column("'session_id'"))
-_m2 = m.alias("follower")
 
 
-def _newest_turn(
-    user_id: str, conditions: list[ColumnElement[bool]], follower: list[ColumnElement[bool]]
-) -> Any:
-    """The newest memory of a session meeting ``conditions``: the end of its chain of
-    ``follows`` links (one batch's turns share created_at), counting only followers
-    that meet ``follower`` (conditions on the alias ``_m2``)."""
+def _chain_end(source: Any, user_id: str, *conditions: ColumnElement[bool]) -> Any:
+    """The newest row of ``source`` (the memories, or some of them) in each session,
+    meeting ``conditions``: the end of its chain of ``follows`` links (one batch's turns
+    share created_at), as a LATERAL subquery over :data:`_SESSIONS`."""
+    c = source.c
     followed = select(ml.c.src).where(
-        ml.c.user_id == user_id, ml.c.dst == m.c.id, ml.c.relation == "follows"
+        ml.c.user_id == user_id, ml.c.dst == c.id, ml.c.relation == "follows"
     )
-    if follower:
-        followed = followed.join(
-            _m2, and_(_m2.c.user_id == ml.c.user_id, _m2.c.id == ml.c.src)
-        ).where(*follower)
     return (
-        select(m.c.id, m.c.text, m.c.private, m.c.event_time)
+        select(c.id, c.text, c.private, c.agent_id, c.memory_type, c.event_time)
+        .add_columns(c.superseded_at, c.expires_at)
         .where(
-            m.c.user_id == user_id,
-            m.c.superseded_at.is_(None),
-            SESSION_OF == _SESSIONS.c.session,
+            c.metadata["session_id"].astext == _SESSIONS.c.session,
             ~followed.exists(),
             *conditions,
         )
-        .order_by(m.c.created_at.desc(), m.c.event_time.desc(), m.c.id.desc())
+        .order_by(c.created_at.desc(), c.event_time.desc(), c.id.desc())
         .limit(1)
         .lateral("latest")
     )
 
 
-__all__ = ["SESSION_OF", "last_turns", "session_tails"]
+__all__ = ["RECENT_WRITES", "last_turns", "session_turns", "set_vector", "unframe"]

@@ -128,33 +128,6 @@ async def test_the_async_store_does_the_same(db_url, embedder):
         assert (await store.get(later))["context"] == ANSWER
 
 
-def test_finding_a_conversations_last_turn_is_one_index_probe(store, raw):
-    """A new conversation of a user with many memories: the lookup of its last turn
-    reads the session index (migration 0008), not every memory of the user."""
-    from memory_pg.sql import turns
-
-    store.add_memories(_turns())
-    raw.execute(
-        "INSERT INTO memory_pg_memories (user_id, memory_type, text, embedding,"
-        " embedding_model, search_tsv, content_hash, metadata)"
-        " SELECT 'alice', 'dialogue', 'turn ' || i, array_fill(0.1::real, ARRAY[384])::vector,"
-        " 'sentence-transformers/all-MiniLM-L6-v2', to_tsvector('simple', 'turn ' || i),"
-        " md5(i::text), jsonb_build_object('session_id', 'old-' || (i % 500))"
-        " FROM generate_series(1, 20000) AS i"
-    )
-    raw.execute("ANALYZE memory_pg_memories")
-    stmt, values = turns.session_tails("alice", ["a-new-session"], None)
-    compiled = stmt.compile(dialect=store.engine.dialect, compile_kwargs={})
-    with store.engine.connect() as conn:
-        plan = (
-            conn.exec_driver_sql("EXPLAIN " + str(compiled), {**compiled.params, **values})
-            .scalars()
-            .all()
-        )
-    text = "\n".join(plan)
-    assert "memory_pg_memories_user_session_idx" in text, text
-
-
 def test_after_a_long_pause_a_turn_opens_a_new_exchange(store):
     from datetime import datetime, timedelta, timezone
 
@@ -177,3 +150,101 @@ def test_after_a_long_pause_a_turn_opens_a_new_exchange(store):
     assert store.get(later)["context"] == texts[2]  # the stored turn, minutes before
     much_later = store.add_memory("Hello again.", metadata={"session_id": "chat"})  # now
     assert store.get(much_later)["context"] is None
+
+
+def test_the_turn_before_is_the_last_of_the_chain_whatever_lies_between(make_store):
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {"text": QUESTION, "metadata": {"session_id": "s1"}},
+            {"text": "Buy clay", "memory_type": "todo", "metadata": {"session_id": "s1"}},
+            {"text": ANSWER, "metadata": {"session_id": "s1"}},
+        ]
+    )
+    store.add_memories(
+        [
+            {"text": "Where shall we eat?", "metadata": {"session_id": "s2"}},
+            {"text": "My PIN is 4711", "metadata": {"session_id": "s2"}, "private": True},
+            {"text": "The noodle bar on Main Street.", "metadata": {"session_id": "s2"}},
+        ],
+        agent_id="coder",
+    )
+    # Turns of one write share their times: the chain of the write decides, every time.
+    for _ in range(3):
+        nxt = store.add_memory("I made a bowl.", metadata={"session_id": "s1"}, context=None)
+        assert store.get(nxt)["context"] == ANSWER
+        store.delete_memory(nxt)
+        other = store.add_memory("Sounds good.", metadata={"session_id": "s2"}, agent_id="planner")
+        assert store.get(other)["context"] == "The noodle bar on Main Street."
+        store.delete_memory(other)
+
+
+def test_a_long_or_odd_session_id_is_stored_like_any_metadata(store):
+    long_id = "x" * 5000
+    first = store.add_memory(QUESTION, metadata={"session_id": long_id})
+    second = store.add_memory(ANSWER, metadata={"session_id": long_id})
+    assert store.get(second)["context"] == QUESTION
+    numeric = store.add_memory("Hello.", metadata={"session_id": 42})
+    assert store.get(numeric)["context"] is None  # not a conversation id: no frame
+    assert store.get(first)["text"] == QUESTION
+
+
+def test_an_erased_turn_leaves_no_trace_in_the_next_ones_context(store):
+    secret = "My door code is 8812-alpha, do you remember it?"
+    first, second = store.add_memories(
+        [
+            {"text": secret, "metadata": {"session_id": "s1"}},
+            {"text": "Yes, I wrote it down.", "metadata": {"session_id": "s1"}},
+        ]
+    )
+    assert store.get(second)["context"] == secret
+    hits = store.search("door code 8812-alpha", top_k=5, min_lexical=0.01, min_similarity=0.99)
+    assert second in [h["id"] for h in hits]
+
+    assert store.delete_memory(first) is True
+    after = store.get(second)
+    assert after["context"] is None and after["text"] == "Yes, I wrote it down."
+    hits = store.search("door code 8812-alpha", top_k=5, min_lexical=0.01, min_similarity=0.99)
+    assert hits == []
+    # Its vector no longer carries the erased words either: it is the turn's own.
+    import io
+    import json
+
+    out = io.StringIO()
+    store.export_user_memory(out)
+    (line,) = [json.loads(x) for x in out.getvalue().splitlines()]
+    own = store.embedder.embed_documents(["Yes, I wrote it down."])[0]
+    assert sum(a * b for a, b in zip(line["embedding"], own, strict=True)) > 0.999
+
+
+def test_an_expired_turn_frames_nothing(store):
+    from datetime import datetime, timedelta, timezone
+
+    soon = datetime.now(timezone.utc) + timedelta(milliseconds=300)
+    store.add_memory(
+        "The wifi password is blue-otter-9", metadata={"session_id": "s1"}, expires_at=soon
+    )
+    import time
+
+    time.sleep(0.5)
+    later = store.add_memory("Thanks!", metadata={"session_id": "s1"})
+    assert store.get(later)["context"] is None
+
+
+def test_a_replacement_keeps_the_frame_and_the_setting_is_checked(store):
+    import pytest
+
+    from memory_pg.errors import InvalidArgument
+
+    _, answer = store.add_memories(_turns())
+    new = store.replace_memory(answer, "Yes, last Saturday, and I loved it.")
+    assert store.get(new)["context"] == QUESTION
+    with pytest.raises(InvalidArgument):
+        StoreSettings(session_context="false")  # type: ignore[arg-type]
+
+
+async def test_the_async_store_erases_the_frame_too(db_url, embedder):
+    async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
+        first, second = await store.add_memories(_turns())
+        assert await store.delete_memory(first) is True
+        assert (await store.get(second))["context"] is None
