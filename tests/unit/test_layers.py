@@ -6,7 +6,7 @@ Layers (README "Architecture"), lowest first:
    extractor), embedding, server, schema
 1. ``sql`` (statement builders and named SQL) and ``supersession`` (the pure decision)
 2. ``plans`` (the seam: statements with no I/O), ``buffer`` and ``roles`` (their plans)
-3. drivers and jobs: ``opening``, ``methods``, ``store``, ``async_store``, ``jobs``
+3. drivers and jobs: ``opening``, ``exchange``, ``methods``, ``store``, ``async_store``, ``jobs``
 4. everything that uses a store: retrieval, compaction, wrapper, CLI, service, integrations
 """
 
