@@ -510,9 +510,16 @@ def build_search(shape: SearchShape) -> Select[Any]:
     if not shape.touch:
         return stmt
     ranked = stmt.cte("ranked")
-    touched = (
-        _touch(_P_USER_ID).where(m.c.id.in_(select(ranked.c.id))).returning(m.c.id).cte("touched")
+    # Only the rows no other transaction holds: a search never waits to count a use,
+    # so two searches (or a search and a write) touching the same memories in
+    # different orders cannot deadlock; a memory locked at that moment goes uncounted.
+    mine = m.alias("mine")
+    free = (
+        select(mine.c.id)
+        .where(mine.c.user_id == _P_USER_ID, mine.c.id.in_(select(ranked.c.id)))
+        .with_for_update(skip_locked=True)
     )
+    touched = _touch(_P_USER_ID).where(m.c.id.in_(free)).returning(m.c.id).cte("touched")
     # PostgreSQL runs a data-modifying CTE whether or not the query reads it.
     return (
         select(*ranked.c)

@@ -199,8 +199,9 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
         "alice", "tea", vector, top_k=5, filters=sql_search.SearchFilters(), touch=True
     )
     sql = str(stmt.compile(dialect=postgresql.dialect()))
-    assert sql.count("UPDATE") == 1
+    assert sql.count("UPDATE memory_pg_memories SET") == 1
     assert "access_count" in sql and "last_accessed_at" in sql
+    assert "FOR UPDATE SKIP LOCKED" in sql  # it never waits on a row another one holds
     plan = read.plan_search("alice", "tea", vector, 5, sql_search.SearchFilters(), True)
     statements = [next(plan)]
     with pytest.raises(StopIteration):

@@ -168,6 +168,29 @@ def test_search_remembers_use_in_one_statement(store):
     assert store.get(memory_id)["access_count"] == 2
 
 
+def test_a_search_never_waits_on_a_memory_another_transaction_holds(make_store, db_url):
+    """Counting a use never blocks: two searches (or a search and a write) that touch
+    the same memories in another order cannot deadlock (seen at 4 concurrent callers)."""
+    from memory_pg.config import StoreSettings
+
+    store = make_store(user_id="alice", settings=StoreSettings(statement_timeout_ms=3000))
+    held = store.add_memory("the office wifi password is on the fridge")
+    free = store.add_memory("the wifi router sits in the hallway")
+    other = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with other.begin() as conn:
+            conn.execute(
+                text("SELECT id FROM memory_pg_memories WHERE id = :id FOR UPDATE"), {"id": held}
+            )
+            found = store.search("wifi password", top_k=5)  # would wait, then time out
+            assert {held, free} <= {r["id"] for r in found}
+        # The held one went uncounted this time; the other was counted.
+        assert store.get(held)["access_count"] == 0
+        assert store.get(free)["access_count"] == 1
+    finally:
+        other.dispose()
+
+
 def test_search_rejects_bad_arguments(store):
     with pytest.raises(errors.EmptyText):
         store.search("  ")
