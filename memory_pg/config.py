@@ -42,6 +42,23 @@ def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
     return value.strip().lower() if value else "auto"
 
 
+def session_context_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """Whether a conversation's turns frame one another (``StoreSettings.session_context``):
+    ``MEMORY_PG_SESSION_CONTEXT`` (``true``/``false``, ``1``/``0``, ``on``/``off``,
+    ``yes``/``no``), else true; another value is :class:`~memory_pg.errors.InvalidArgument`."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_SESSION_CONTEXT")
+    if value is None:
+        return True
+    flag = value.strip().lower()
+    if flag in ("1", "true", "on", "yes"):
+        return True
+    if flag in ("0", "false", "off", "no"):
+        return False
+    from memory_pg.errors import InvalidArgument
+
+    raise InvalidArgument(f"MEMORY_PG_SESSION_CONTEXT must be true or false, not {value!r}")
+
+
 def maintenance_database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The URL of cross-user jobs (forget, consolidate, stats of all users).
 
@@ -97,7 +114,9 @@ class StoreSettings:
             (``?pooler=transaction``).
         session_context: a ``dialogue`` memory written with ``metadata["session_id"]``
             and no ``context`` gets the turn before it in that conversation as its
-            context (see :mod:`memory_pg.plans.turns`); False turns this off.
+            context (see :mod:`memory_pg.plans.turns`); False turns this off. Default:
+            ``MEMORY_PG_SESSION_CONTEXT`` (for the CLI, the HTTP and MCP services and
+            Hermes too), else true.
     """
 
     max_text_chars: int = 8000
@@ -110,7 +129,7 @@ class StoreSettings:
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
     pooler: str | None = None
-    session_context: bool = True
+    session_context: bool = field(default_factory=session_context_from_env)
 
     def __post_init__(self) -> None:
         # A bad type name would otherwise be accepted here and fail only at the

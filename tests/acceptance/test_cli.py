@@ -225,3 +225,27 @@ def test_the_installed_command_shows_an_entitys_graph_for_its_user_only(db_url):
     missing = run(["entity", "小王"], env, check=False)
     assert missing.returncode == 2 and "user" in missing.stderr
     assert run(["entity", "nobody", "--user", "alice"], env, check=False).returncode == 1
+
+
+def test_turns_frame_each_other_unless_the_environment_says_not(db_url, tmp_path):
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    meta = '{"session_id": "chat"}'
+    for user, extra in (("alice", {}), ("bob", {"MEMORY_PG_SESSION_CONTEXT": "false"})):
+        for turn in ("Did you go to the pottery class?", "Yes, last Friday."):
+            run(
+                ["add", turn, "--type", "dialogue", "--user", user, "--metadata", meta],
+                {**env, **extra},
+            )
+
+    def contexts(user: str) -> dict[str, str | None]:
+        out = tmp_path / f"{user}.jsonl"
+        run(["export", "--user", user, "-o", str(out)], env)
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        return {r["text"]: r.get("context") for r in rows}
+
+    assert contexts("alice")["Yes, last Friday."] == "Did you go to the pottery class?"
+    assert contexts("bob")["Yes, last Friday."] is None
+    bad = {**env, "MEMORY_PG_SESSION_CONTEXT": "maybe"}
+    proc = run(["add", "x", "--user", "bob"], bad, check=False)
+    assert proc.returncode == 1 and "MEMORY_PG_SESSION_CONTEXT" in proc.stderr
+    assert "Traceback" not in proc.stderr
