@@ -486,9 +486,8 @@ def _delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[Er
 
 
 def plan_vectors(user_id: str, rows: Sequence[tuple[uuid.UUID, str]], vectors: Any) -> Plan[None]:
-    """Store the vectors of ``rows``, computed again (in order)."""
-    for (memory_id, _), vector in zip(rows, vectors, strict=True):
-        yield sql_turns.set_vector(user_id, memory_id, vector)
+    """Store the vectors of ``rows``, computed again (in order): one statement."""
+    yield sql_turns.set_vectors(user_id, [memory_id for memory_id, _ in rows], vectors)
     return None
 
 

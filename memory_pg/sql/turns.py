@@ -6,15 +6,29 @@ Pure builders (SQLAlchemy Core), no I/O.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Text, and_, any_, func, literal, literal_column, select, update
+from sqlalchemy import (
+    Text,
+    Uuid,
+    and_,
+    any_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_pg.sql.core import array_param, unnest_rows
+from memory_pg.sql.core import Bound, array_param, unnest_rows, vector_array
 from memory_pg.tables import memories, memory_links
 
 m = memories
@@ -93,9 +107,25 @@ def unframe(user_id: str, session: str, context: str) -> Any:
     )
 
 
-def set_vector(user_id: str, memory_id: uuid.UUID, vector: Any) -> Any:
-    """Store one memory's vector, computed again."""
-    return update(m).where(m.c.user_id == user_id, m.c.id == memory_id).values(embedding=vector)
+def set_vectors(user_id: str, ids: Sequence[uuid.UUID], vectors: Any) -> Bound:
+    """Store the vectors of memories, computed again: one statement for all of them
+    (the vectors in pgvector's text form, as the insert sends them)."""
+    return Bound(
+        _set_vectors(), {"set_user": user_id, "ids": list(ids), "vecs": vector_array(vectors)}
+    )
+
+
+@functools.cache
+def _set_vectors() -> Any:
+    u = unnest_rows(
+        id=array_param("ids", Uuid()),
+        v=cast(bindparam("vecs", type_=Text()), ARRAY(m.c.embedding.type)),
+    )
+    return (
+        update(m)
+        .where(m.c.user_id == bindparam("set_user", type_=Text()), m.c.id == u.c.id)
+        .values(embedding=u.c.v)
+    )
 
 
 _SESSIONS = unnest_rows(session=array_param("sessions", Text()))
@@ -123,4 +153,4 @@ def _chain_end(source: Any, user_id: str, *conditions: ColumnElement[bool]) -> A
     )
 
 
-__all__ = ["RECENT_WRITES", "last_turns", "session_turns", "set_vector", "unframe"]
+__all__ = ["RECENT_WRITES", "last_turns", "session_turns", "set_vectors", "unframe"]
