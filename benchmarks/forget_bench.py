@@ -1,8 +1,9 @@
 """Benchmark: a ``forget`` run over many memories while searches keep running.
 
-Loads ``--rows`` synthetic memories (random vectors made by ``generate_series`` in
-the database, not by the embedder) of which ``--expirable`` are stale (100 days
-old, never retrieved, importance 0.1), builds the HNSW index, then:
+Loads ``--rows`` synthetic memories (random unit vectors, as every embedder's are,
+made by ``generate_series`` in the database, not by the embedder) of which
+``--expirable`` are stale (100 days old, never retrieved, importance 0.1), builds
+the HNSW index, then:
 
 1. measures search latency (the store's hybrid search statement, one user at a
    time) while idle for ``--idle-s`` seconds;
@@ -53,8 +54,8 @@ LOAD = text(
     SELECT 'user' || (g % CAST(:users AS int)),
            'dialogue',
            'synthetic memory number ' || g,
-           (SELECT array_agg(random() - 0.5)::vector
-              FROM generate_series(1, CAST(:dim AS int)) WHERE g > 0),
+           l2_normalize((SELECT array_agg(random() - 0.5)::vector
+                           FROM generate_series(1, CAST(:dim AS int)) WHERE g > 0)),
            'bench',
            to_tsvector('simple', 'synthetic memory number ' || g),
            md5(g::text),
