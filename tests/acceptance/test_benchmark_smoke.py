@@ -70,3 +70,27 @@ def test_the_harness_measures_the_peers_on_the_same_data(tmp_path, db_url):
     assert scenario["mem0"]["tuned"]["iterative"]["n"] > 0
     # mem0 ran with a dummy LLM key and infer=False: nothing left the machine.
     assert result["network_connections_outside_loopback"] == []
+
+
+def test_the_jobs_beside_traffic_benchmark_reports_each_job_and_its_searches(tmp_path, db_url):
+    from benchmarks.jobs_traffic import main
+
+    out = tmp_path / "jobs_traffic.json"
+    tiny = "--rows 600 --users 10 --clusters 4 --reembed-rows 60 --clients 2 --idle-s 1"
+    result = main([*tiny.split(), "--database-url", db_url, "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["jobs"].keys() == result["jobs"].keys() == {"forget", "consolidate", "reembed"}
+    for name, job in written["jobs"].items():
+        assert job["command"].startswith(f"memory-pg {name}")
+        assert job["duration_s"] > 0 and job["rows"] > 0 and job["rows_per_s"] >= 0
+        assert job["search_idle"]["n"] > 0 and job["search_idle"]["p95_ms"] > 0
+        assert "n" in job["search_during"]  # a job of milliseconds may see no search
+        assert job["errors_idle"] == {} and job["errors_during"] == {}
+        assert "mean" in job["load_average_during"]
+    jobs = written["jobs"]
+    # The jobs did their work: stale rows went, every cluster became one summary,
+    # every row of the reembed table got a new vector.
+    assert 0 < jobs["forget"]["report"]["deleted"] <= written["stale_rows"]
+    assert jobs["consolidate"]["report"]["clusters"] == 4
+    assert jobs["consolidate"]["report"]["merged"] == 4 * 3
+    assert jobs["reembed"]["report"]["reembedded"] == 60
