@@ -218,16 +218,23 @@ def load_stats(loads: list[float]) -> dict[str, float | None]:
     return {"mean": round(sum(loads) / len(loads), 2), "max": round(max(loads), 2)}
 
 
+def say(message: str) -> None:
+    """A progress line on stderr."""
+    print(time.strftime("%H:%M:%S"), "jobs_traffic:", message, file=sys.stderr, flush=True)
+
+
 def run_job(
     store: Any, url: str, job: list[str], clients: int, users: int, idle_s: float
 ) -> dict[str, Any]:
     """Idle searches, then the same searches while ``memory-pg JOB --json`` runs."""
+    say(f"{job[0]}: {clients} clients searching, idle for {idle_s:g} s")
     idle = Traffic(store, clients, users).start()
     time.sleep(idle_s)
     idle.stop()
 
     env = dict(os.environ, MEMORY_PG_DATABASE_URL=url, PYTHONPATH=str(REPO))
     command = [sys.executable, "-m", "memory_pg", *job, "--json"]
+    say(f"{job[0]}: running {' '.join(command[1:])}")
     busy = Traffic(store, clients, users).start()
     began = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -237,6 +244,7 @@ def run_job(
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(job)} failed ({done.returncode}): {done.stderr[-2000:]}")
     report = json.loads(done.stdout)
+    say(f"{job[0]}: done in {ended - began:.1f} s")
     job_s = float(report["duration_s"])
     idle_pct = summary([ms for _, ms in idle.samples])
     during = summary(busy.between(ended - job_s, ended))
@@ -329,6 +337,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         if {"forget", "consolidate"} & set(jobs):
             fresh_table(engine)
+            say(f"loading {args.rows} rows and {args.clusters} clusters")
             t0 = time.monotonic()
             load(engine, args.rows, args.rows // 10, args.users, DIM)
             insert_fragments(engine, args.clusters, args.cluster_size, args.users)
@@ -363,6 +372,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             result["jobs"]["consolidate"] = entry
         if "reembed" in jobs:
             fresh_table(engine)
+            say(f"loading {args.reembed_rows} rows for reembed")
             t0 = time.monotonic()
             load(engine, args.reembed_rows, 0, args.users, DIM)
             result["reembed_load_and_index_s"] = round(time.monotonic() - t0, 1)
