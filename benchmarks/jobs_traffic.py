@@ -14,7 +14,7 @@ the job runs as cron runs it: ``python -m memory_pg forget|consolidate|reembed
 started within the job's own ``duration_s`` before the process exited; searches
 while the process was starting (imports, model load) are reported apart.
 
-Data (``forget_bench.load``: vectors made in the database, 384-d, random):
+Data (``forget_bench.load``: random unit vectors made in the database, 384-d):
 
 * ``forget`` and ``consolidate`` share one table of ``--rows`` memories over
   ``--users`` users, ``--rows / 10`` of them stale (100 days old, importance 0.1,
