@@ -112,7 +112,8 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            ef, lazy = step.ef_search, step.lazy_commit
+            first = begin(step.user_id, self.settings, self.pooler, ef, lazy_commit=lazy)
             with translate_errors():
                 return await exchange.run_async(self.engine, first, step.plan)
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
@@ -129,14 +130,16 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None
     ) -> AsyncIterator[AsyncConnection]:
         assert self.engine is not None
-        first = begin(user_id, self.settings, self.pooler, ef_search)
+        first = begin(user_id, self.settings, self.pooler, ef_search)  # a caller's: not lazy
         with translate_errors():
             if conn is not None:
-                await conn.execute(first)
+                for stmt in first:
+                    await conn.execute(stmt)
                 yield conn
                 return
             async with self.engine.begin() as own:
-                await own.execute(first)
+                for stmt in first:
+                    await own.execute(stmt)
                 yield own
 
     async def close(self) -> None:

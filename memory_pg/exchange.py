@@ -1,7 +1,7 @@
 """One network exchange for a light call: a store's own transactions in pipeline mode.
 
 A store runs each plan in a transaction of its own: ``BEGIN``, the tenant and
-settings (:func:`memory_pg.plans.protocol.begin`), the plan's statements,
+settings (:func:`memory_pg.plans.protocol.begin`: one or two statements), the plan's statements,
 ``COMMIT``. Sent one by one, with the pool's pre-ping before them, a search took
 five network exchanges, each a full wait for the server. Here psycopg's pipeline
 mode queues ``BEGIN``, the tenant statement and the plan's first statement (and
@@ -37,7 +37,7 @@ import contextlib
 import functools
 import select
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -217,7 +217,7 @@ def _lost(exc: BaseException) -> bool:
     return isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
 
 
-def run(engine: Engine, first: Executable, plan: Plan[T]) -> T:
+def run(engine: Engine, first: Sequence[Executable], plan: Plan[T]) -> T:
     """Run ``plan`` in a transaction of its own on a connection of ``engine``."""
     step, value = _first(plan)
     if step is None:  # a plan of no statement
@@ -227,7 +227,8 @@ def run(engine: Engine, first: Executable, plan: Plan[T]) -> T:
             driver = conn.connection.driver_connection
             if not (isinstance(driver, psycopg.Connection) and _can_pipeline(driver)):
                 with conn.begin():
-                    conn.execute(first)
+                    for stmt in first:
+                        conn.execute(stmt)
                     return _finish(conn, plan, _execute(conn, step))
             with _autocommit(conn, driver) as raw:
                 try:
@@ -245,7 +246,7 @@ def run(engine: Engine, first: Executable, plan: Plan[T]) -> T:
 
 
 def _pipelined(
-    conn: Connection, raw: psycopg.Connection[Any], first: Executable, step: Step
+    conn: Connection, raw: psycopg.Connection[Any], first: Sequence[Executable], step: Step
 ) -> Rows:
     ending = _Ending(commit=isinstance(step, Final))
     raw.cursor_factory = _factory(_EndingCursor, ending)
@@ -254,7 +255,8 @@ def _pipelined(
             ending.stack = stack
             stack.enter_context(raw.pipeline())
             conn.execute(_BEGIN)
-            conn.execute(first)
+            for stmt in first:
+                conn.execute(stmt)
             ending.armed = True
             return materialise(conn.execute(*split_step(step)))
     finally:
@@ -304,7 +306,7 @@ def _finish(conn: Connection, plan: Plan[T], rows: Rows) -> T:
 # -- the asyncio twin ---------------------------------------------------------------------
 
 
-async def run_async(engine: AsyncEngine, first: Executable, plan: Plan[T]) -> T:
+async def run_async(engine: AsyncEngine, first: Sequence[Executable], plan: Plan[T]) -> T:
     """:func:`run` on an :class:`AsyncEngine`."""
     step, value = _first(plan)
     if step is None:
@@ -314,7 +316,8 @@ async def run_async(engine: AsyncEngine, first: Executable, plan: Plan[T]) -> T:
             driver = (await conn.get_raw_connection()).driver_connection
             if not (isinstance(driver, psycopg.AsyncConnection) and _can_pipeline(driver)):
                 async with conn.begin():
-                    await conn.execute(first)
+                    for stmt in first:
+                        await conn.execute(stmt)
                     return await _finish_async(conn, plan, await _execute_async(conn, step))
             async with _autocommit_async(conn, driver) as raw:
                 try:
@@ -332,7 +335,10 @@ async def run_async(engine: AsyncEngine, first: Executable, plan: Plan[T]) -> T:
 
 
 async def _pipelined_async(
-    conn: AsyncConnection, raw: psycopg.AsyncConnection[Any], first: Executable, step: Step
+    conn: AsyncConnection,
+    raw: psycopg.AsyncConnection[Any],
+    first: Sequence[Executable],
+    step: Step,
 ) -> Rows:
     ending = _Ending(commit=isinstance(step, Final))
     raw.cursor_factory = _factory(_AsyncEndingCursor, ending)
@@ -341,7 +347,8 @@ async def _pipelined_async(
             ending.astack = stack
             await stack.enter_async_context(raw.pipeline())
             await conn.execute(_BEGIN)
-            await conn.execute(first)
+            for stmt in first:
+                await conn.execute(stmt)
             ending.armed = True
             return materialise(await conn.execute(*split_step(step)))
     finally:

@@ -51,6 +51,7 @@ class Run:
     user_id: str | None
     conn: Conn | None = None
     ef_search: int | None = None
+    lazy_commit: bool = False  # its own COMMIT need not wait for the disk (a search)
 
 
 @dataclass(frozen=True)
@@ -201,10 +202,8 @@ def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> 
     return transfer.load_rows(source, user_id, store.settings, store.embedder)
 
 
-def _run(
-    plan: Plan[T], user_id: str | None, conn: Conn | None = None, ef_search: int | None = None
-) -> Op[T]:
-    return (yield Run(plan, user_id, conn, ef_search))  # type: ignore[no-any-return]
+def _run(plan: Plan[T], uid: str | None, conn: Conn | None = None, ef: int | None = None) -> Op[T]:
+    return (yield Run(plan, uid, conn, ef))  # type: ignore[no-any-return]
 
 
 def _blocking(fn: Callable[..., T], *args: Any) -> Op[T]:
@@ -502,7 +501,8 @@ def search(
         now=at,
         expand=relations.check_depth(expand, "expand"),
     )
-    return (yield from _run(plan, uid, ef_search=self.ef_search))
+    # Its one write is the use it records: a crash may lose that, so no wait for the disk.
+    return (yield Run(plan, uid, ef_search=self.ef_search, lazy_commit=True))  # type: ignore[no-any-return]
 
 
 def get(

@@ -122,7 +122,8 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            ef, lazy = step.ef_search, step.lazy_commit
+            first = begin(step.user_id, self.settings, self.pooler, ef, lazy_commit=lazy)
             with translate_errors():
                 return exchange.run(self.engine, first, step.plan)
         with self._transaction(step.user_id, step.conn, step.ef_search) as c:
@@ -138,15 +139,17 @@ class MemoryStore(StoreBase[Engine]):
     def _transaction(
         self, user_id: str | None, conn: Connection | None, ef_search: int | None
     ) -> Iterator[Connection]:
-        first = begin(user_id, self.settings, self.pooler, ef_search)
+        first = begin(user_id, self.settings, self.pooler, ef_search)  # a caller's: not lazy
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.
-                conn.execute(first)
+                for stmt in first:
+                    conn.execute(stmt)
                 yield conn
                 return
             with self.engine.begin() as own:
-                own.execute(first)
+                for stmt in first:
+                    own.execute(stmt)
                 yield own
 
     def close(self) -> None:

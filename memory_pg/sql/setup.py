@@ -24,6 +24,20 @@ _HNSW = (
     "set_config('hnsw.ef_search', :ef, true)"
 )
 _TIMEOUT = "set_config('statement_timeout', :timeout, true)"
+_LAZY_COMMIT = "set_config('synchronous_commit', 'off', true)"
+
+#: A user holding at least this many memories (superseded ones included) gets a
+#: search plan made for them; a lighter user may get PostgreSQL's generic plan.
+#: See :func:`plan_for_user`. About where an exact scan of the user's rows starts to
+#: cost more than planning the statement (~1000 rows of 384-d: 2-3 ms each).
+CUSTOM_PLAN_MIN_ROWS = 1000
+_PLAN_FOR_USER = text(
+    "SELECT set_config('plan_cache_mode', CASE WHEN ("
+    "SELECT count(*) FROM (SELECT 1 FROM memory_pg_memories WHERE user_id = :user_id "
+    "LIMIT :n) AS held) >= :n THEN 'force_custom_plan' "
+    "WHEN current_setting('plan_cache_mode') = 'auto' THEN 'force_generic_plan' "
+    "ELSE current_setting('plan_cache_mode') END, true)"
+)
 
 
 #: The settings-table key holding the embedding model and dimension.
@@ -31,24 +45,61 @@ EMBEDDING_SETTING = "embedding"
 
 
 def set_tenant(
-    user_id: str | None, ef_search: int | None = None, *, statement_timeout_ms: int | None = None
+    user_id: str | None,
+    ef_search: int | None = None,
+    *,
+    statement_timeout_ms: int | None = None,
+    lazy_commit: bool = False,
 ) -> TextClause:
     """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
 
     With ``ef_search``, the same statement sets the HNSW search settings:
     a search starts with one round trip instead of two. With ``statement_timeout_ms``,
     it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
-    timeout cannot be set when the connection starts).
+    timeout cannot be set when the connection starts). With ``lazy_commit``, the
+    transaction's ``COMMIT`` does not wait for its WAL to reach the disk
+    (``synchronous_commit = off``): only for a search's own transaction, whose one
+    write is the use it records (``access_count``, ``last_accessed_at``). A crash
+    of the server can lose the last fraction of a second of such counts, never a
+    memory, and never a caller's writes (a caller's transaction is never made lazy).
     """
     params: dict[str, str] = {"user_id": user_id or ""}
     sql = "SELECT " + _TENANT
     if ef_search is not None:
         sql += ", " + _HNSW
         params["ef"] = str(ef_search)
+    if lazy_commit:
+        sql += ", " + _LAZY_COMMIT
     if statement_timeout_ms is not None:
         sql += ", " + _TIMEOUT
         params["timeout"] = str(int(statement_timeout_ms))
     return text(sql).bindparams(**params)
+
+
+def plan_for_user(user_id: str) -> TextClause:
+    """Plan a heavy user's search for them, and a light user's once for all (after
+    :func:`set_tenant`, in the same transaction).
+
+    psycopg prepares a statement it has run five times on a connection, and in
+    PostgreSQL's default ``plan_cache_mode`` (``auto``) a prepared statement then
+    reuses one generic plan for every value, made for the average user, once it
+    looks no dearer than the custom plans so far. Where most users hold a few
+    memories, that plan reads the user's rows by the ``user_id`` b-tree and
+    compares each with the query vector: right for them, but for a user holding
+    100k memories an exact scan of all of them where a plan of their own walks the
+    HNSW index (``benchmarks/plan_for_user.py``: a user holding 30k beside 1000
+    light ones, 147 ms p50 on the shared plan, 46 ms on their own).
+
+    This statement, sent with the search (the same network exchange), counts at
+    most :data:`CUSTOM_PLAN_MIN_ROWS` of the user's rows by the b-tree. A user
+    holding that many gets ``force_custom_plan`` for the transaction; a lighter one
+    ``force_generic_plan`` where the server is on ``auto``, so that a heavy user's
+    custom plans (cheap by the planner's estimate) do not move the light users'
+    statement off its generic plan and into planning every search. A server set to
+    a mode of its own keeps it for light users. The count reads through row-level
+    security: run it after the tenant is set.
+    """
+    return text(_PLAN_FOR_USER.text).bindparams(user_id=user_id, n=CUSTOM_PLAN_MIN_ROWS)
 
 
 def read_setting(key: str) -> Select[Any]:

@@ -69,10 +69,13 @@ def test_a_search_is_one_network_exchange(store: MemoryStore) -> None:
     # Three searches on one pooled connection: three exchanges, no pre-ping between.
     assert len(seen.exchanges) == 3
     for exchange in seen.exchanges:
-        assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
+        assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "SELECT", "WITH", "COMMIT"]
         tenant = [body for kind, body in exchange.sent if kind == "Bind"][1]
         assert "'alice'" in tenant and f"'{store.ef_search}'" in tenant
         assert [kind for kind, _ in exchange.sent].count("Sync") == 1
+    # Its only write is the use it records: its COMMIT does not wait for the disk.
+    (tenant_sql,) = {body for kind, body in seen.exchanges[0].sent if "memory_pg.user_id" in body}
+    assert "'synchronous_commit', 'off'" in tenant_sql
 
 
 def test_reads_of_one_statement_are_one_network_exchange(store: MemoryStore) -> None:
@@ -99,7 +102,7 @@ async def test_an_async_search_is_one_network_exchange(db_url: str, embedder: An
             await store.engine.dispose()
     assert len(seen.exchanges) == 3
     for exchange in seen.exchanges:
-        assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
+        assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "SELECT", "WITH", "COMMIT"]
 
 
 def test_pipelined_results_are_the_statement_by_statement_ones(make_store: Any) -> None:
@@ -207,11 +210,11 @@ def test_a_connection_idle_for_long_is_pinged_not_replaced(
     # One connection; its second and third checkouts pinged it (``;``), and kept it.
     (conn,) = seen.connections
     assert [_statement_kinds(e) for e in conn] == [
-        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+        ["BEGIN", "SELECT", "SELECT", "WITH", "COMMIT"],
         [";"],
-        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+        ["BEGIN", "SELECT", "SELECT", "WITH", "COMMIT"],
         [";"],
-        ["BEGIN", "SELECT", "WITH", "COMMIT"],
+        ["BEGIN", "SELECT", "SELECT", "WITH", "COMMIT"],
     ]
 
 
@@ -252,6 +255,14 @@ def test_through_pgbouncer_in_transaction_mode_a_search_is_one_exchange(
             bob.close()
     assert len(seen.exchanges) == 8
     for exchange in seen.exchanges:
+        # Only the tenant before the search: with no prepared plan, each is planned anew.
         assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
         # No named (server-side) statement: PgBouncer would hand it to the other client.
         assert all(body.startswith(' "" ') for kind, body in exchange.sent if kind == "Parse")
+
+
+def test_a_write_commits_durably(store: MemoryStore) -> None:
+    with traced(store.engine) as seen:
+        store.add_memory("The production database is PostgreSQL 16")
+    sent = " ".join(body for e in seen.exchanges for _, body in e.sent)
+    assert "memory_pg.user_id" in sent and "synchronous_commit" not in sent

@@ -1,0 +1,139 @@
+"""A heavy user beside many light ones: their searches with and without a plan of their own.
+
+psycopg prepares a statement it has run five times on a connection; PostgreSQL
+then may reuse one generic plan for every user, made for the average user. This
+loads ``--light-users`` users of ``--light`` memories each (``run.py``'s
+many-users scenario) and one user holding ``--heavy`` memories, warms the pool on
+light users' searches, then times, p50 / p95 over ``--queries`` searches each,
+the two ways taking turns in blocks of ``--block`` (light users first, then the
+heavy one):
+
+* the heavy user's search with the per-user plan (``memory_pg.sql.setup.plan_for_user``,
+  the store's default) and without it (the tenant statement alone, as before);
+* a light user's search the same two ways (the cost of the extra statement).
+
+Vectors are precomputed (``benchmarks/results/tmp``), so the model is not timed.
+
+Example (from the repository root)::
+
+    python benchmarks/plan_for_user.py --heavy 30000 --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.data import build_dataset, embed_pool, make_texts
+from benchmarks.systems import LookupEmbedder
+
+
+def main() -> None:
+    """Load both kinds of users, time both ways, print and write JSON."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--light-users", type=int, default=1000)
+    p.add_argument("--light", type=int, default=10, help="memories per light user")
+    p.add_argument("--heavy", type=int, default=30_000, help="memories of the heavy user")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--block", type=int, default=20)
+    p.add_argument("--out", default="benchmarks/results/plan_for_user.json")
+    args = p.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    from sqlalchemy import text
+
+    from memory_pg import store as store_module
+    from memory_pg.config import SupersedePolicy
+    from memory_pg.embedding import get_embedder
+    from memory_pg.plans import protocol
+    from memory_pg.store import MemoryStore
+
+    real = get_embedder("all-MiniLM-L6-v2")
+    pool = make_texts(10_000)
+    vectors = embed_pool(
+        [t for t, _ in pool], real.embed_documents, Path("benchmarks/results/tmp"), real.model_name
+    )
+    light = build_dataset(
+        "light",
+        args.light_users * args.light,
+        args.light_users,
+        pool,
+        vectors,
+        queries=args.queries,
+    )
+    heavy = build_dataset("heavy", args.heavy, 1, pool, vectors, queries=args.queries, seed=13)
+    lookup = LookupEmbedder(real)
+    for data in (light, heavy):
+        lookup.table.update(zip(data.texts, data.vectors, strict=True))
+        lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+
+    def tenant_only(*a: Any, **k: Any) -> Any:
+        return protocol.begin(*a, **k)[:1]
+
+    with tempfile.TemporaryDirectory(prefix="memory-pg-plan-") as tmp:
+        os.chmod(tmp, 0o755)  # the embedded server may run as another user
+        store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
+        try:
+            store.supersede = SupersedePolicy(enabled=False)
+            t0 = time.perf_counter()
+            for data, name in ((light, None), (heavy, "heavy")):
+                for user, ix in data.user_batches(500):
+                    items = [{"text": data.texts[i], "memory_type": data.types[i]} for i in ix]
+                    store.add_memories(items, user_id=name or user)
+            load_s = time.perf_counter() - t0
+            with store.engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(text("VACUUM ANALYZE memory_pg_memories"))
+            light_q = list(zip(light.query_users, light.query_texts, strict=True))
+            heavy_q = [("heavy", q) for q in heavy.query_texts]
+            for user, query in light_q:  # every pooled connection prepares the statement
+                store.search(query, 10, user_id=user)
+
+            samples: dict[str, list[float]] = {
+                f"{who}_{way}": [] for who in ("heavy", "light") for way in ("own_plan", "before")
+            }
+            for who, queries in (("light", light_q), ("heavy", heavy_q)):
+                for start in range(0, args.queries, args.block):
+                    for way in ("own_plan", "before"):
+                        store_module.begin = protocol.begin if way == "own_plan" else tenant_only
+                        for user, query in queries[start : start + args.block]:
+                            t0 = time.perf_counter()
+                            store.search(query, 10, user_id=user)
+                            samples[f"{who}_{way}"].append(time.perf_counter() - t0)
+            store_module.begin = protocol.begin
+        finally:
+            store.close()
+
+    def p(values: list[float], q: float) -> float:
+        return round(statistics.quantiles(values, n=100)[int(q * 100) - 1] * 1000, 2)
+
+    result: dict[str, Any] = {
+        "command": "python benchmarks/plan_for_user.py " + " ".join(sys.argv[1:]),
+        "light_users": args.light_users,
+        "memories_per_light_user": args.light,
+        "heavy_user_memories": args.heavy,
+        "queries": args.queries,
+        "load_s": round(load_s, 1),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
+        "p95_ms": {k: p(v, 0.95) for k, v in samples.items()},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

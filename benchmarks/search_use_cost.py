@@ -1,0 +1,137 @@
+"""What recording a search's use costs a light user, and the commit that need not wait.
+
+Every search adds one to ``access_count`` of what it returns, in its own
+statement: the search's transaction writes, so its ``COMMIT`` waited for the WAL
+to reach the disk. A search's own transaction now commits with
+``synchronous_commit = off`` (its one write is that count). This loads
+``--users`` users of ``--per-user`` memories (``run.py``'s many-users data,
+precomputed vectors) and times ``MemoryStore.search`` p50 / p95 over ``--queries``
+searches each, the three ways taking turns in blocks of ``--block`` (each way
+its own searches):
+
+* ``no_use_recorded``: ``track_access=False`` (nothing written);
+* ``lazy_commit``: the default;
+* ``durable_commit``: the same search with its commit waiting for the disk, as before.
+
+It also reports the share of the use updates PostgreSQL made HOT (no index entry
+written; ``fillfactor = 80``, migration 0004).
+
+    python benchmarks/search_use_cost.py --users 1000 --per-user 10 --queries 600
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.data import build_dataset, embed_pool, make_texts
+from benchmarks.systems import LookupEmbedder
+
+_TABLE = (
+    "SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot FROM pg_stat_user_tables "
+    "WHERE relname = 'memory_pg_memories'"
+)
+
+
+def main() -> None:
+    """Load the users, time the three ways, print and write JSON."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--users", type=int, default=1000)
+    p.add_argument("--per-user", type=int, default=10)
+    p.add_argument("--queries", type=int, default=600)
+    p.add_argument("--block", type=int, default=20)
+    p.add_argument("--out", default="benchmarks/results/search_use_cost.json")
+    args = p.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    from sqlalchemy import text
+
+    from memory_pg import store as store_module
+    from memory_pg.config import SupersedePolicy
+    from memory_pg.embedding import get_embedder
+    from memory_pg.plans import protocol
+    from memory_pg.store import MemoryStore
+
+    real = get_embedder("all-MiniLM-L6-v2")
+    pool = make_texts(10_000)
+    vectors = embed_pool(
+        [t for t, _ in pool], real.embed_documents, Path("benchmarks/results/tmp"), real.model_name
+    )
+    size = args.users * args.per_user
+    data = build_dataset("many", size, args.users, pool, vectors, queries=args.queries * 3)
+    lookup = LookupEmbedder(real)
+    lookup.table.update(zip(data.texts, data.vectors, strict=True))
+    lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+
+    def durable(*a: Any, **k: Any) -> Any:
+        return protocol.begin(*a, **(k | {"lazy_commit": False}))
+
+    ways = ("no_use_recorded", "lazy_commit", "durable_commit")
+    samples: dict[str, list[float]] = {w: [] for w in ways}
+    with tempfile.TemporaryDirectory(prefix="memory-pg-use-") as tmp:
+        os.chmod(tmp, 0o755)  # the embedded server may run as another user
+        store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
+        try:
+            store.supersede = SupersedePolicy(enabled=False)
+            for user, ix in data.user_batches(500):
+                items = [{"text": data.texts[i], "memory_type": data.types[i]} for i in ix]
+                store.add_memories(items, user_id=user)
+            with store.engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(text("VACUUM ANALYZE memory_pg_memories"))
+            searches = list(zip(data.query_users, data.query_texts, strict=True))
+            for user, query in searches[:50]:  # prepare the statements on the pool
+                store.search(query, 10, user_id=user, track_access=False)
+                store.search(query, 10, user_id=user, track_access=True)
+            # Each way its own searches (a memory's first use may move it to another
+            # page, its second then fits where it is): way w takes every third block.
+            for start in range(0, len(searches), args.block * len(ways)):
+                for w, way in enumerate(ways):
+                    store_module.begin = durable if way == "durable_commit" else protocol.begin
+                    first = start + w * args.block
+                    for user, query in searches[first : first + args.block]:
+                        t0 = time.perf_counter()
+                        store.search(query, 10, user_id=user, track_access=way != ways[0])
+                        samples[way].append(time.perf_counter() - t0)
+            store_module.begin = protocol.begin
+            with store.engine.begin() as conn:
+                conn.execute(text("SELECT pg_stat_force_next_flush()"))
+            time.sleep(1.5)
+            with store.engine.begin() as conn:
+                table = conn.execute(text(_TABLE)).one()
+        finally:
+            store.close()
+
+    def p95(values: list[float]) -> float:
+        return round(statistics.quantiles(values, n=20)[18] * 1000, 2)
+
+    result: dict[str, Any] = {
+        "command": "python benchmarks/search_use_cost.py " + " ".join(sys.argv[1:]),
+        "users": args.users,
+        "memories_per_user": args.per_user,
+        "queries": args.queries,
+        "load_1min": round(os.getloadavg()[0], 2),
+        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
+        "p95_ms": {k: p95(v) for k, v in samples.items()},
+        "use_updates": int(table.updates),
+        "hot_share": round(int(table.hot) / max(1, int(table.updates)), 3),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
