@@ -38,8 +38,10 @@ from benchmarks.data import build_dataset, embed_pool, make_texts
 from benchmarks.systems import LookupEmbedder
 
 _TABLE = (
-    "SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot FROM pg_stat_user_tables "
-    "WHERE relname = 'memory_pg_memories'"
+    "SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot, "
+    "pg_relation_size('memory_pg_memories') AS heap, "
+    "pg_total_relation_size('memory_pg_memories') AS total "
+    "FROM pg_stat_user_tables WHERE relname = 'memory_pg_memories'"
 )
 
 
@@ -50,6 +52,9 @@ def main() -> None:
     p.add_argument("--per-user", type=int, default=10)
     p.add_argument("--queries", type=int, default=600)
     p.add_argument("--block", type=int, default=20)
+    p.add_argument(
+        "--fillfactor", type=int, default=0, help="set on the table before loading (0: as migrated)"
+    )
     p.add_argument("--out", default="benchmarks/results/search_use_cost.json")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -84,6 +89,19 @@ def main() -> None:
         store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
         try:
             store.supersede = SupersedePolicy(enabled=False)
+            if args.fillfactor:
+                with store.engine.begin() as conn:
+                    conn.execute(
+                        text("SELECT set_config('memory_pg.fillfactor', :f, true)"),
+                        {"f": str(args.fillfactor)},
+                    )
+                    conn.execute(
+                        text(
+                            "DO $$ BEGIN EXECUTE format('ALTER TABLE memory_pg_memories "
+                            "SET (fillfactor = %s)', "
+                            "current_setting('memory_pg.fillfactor')::int); END $$"
+                        )
+                    )
             for user, ix in data.user_batches(500):
                 items = [{"text": data.texts[i], "memory_type": data.types[i]} for i in ix]
                 store.add_memories(items, user_id=user)
@@ -124,8 +142,11 @@ def main() -> None:
         "load_1min": round(os.getloadavg()[0], 2),
         "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
         "p95_ms": {k: p95(v) for k, v in samples.items()},
+        "fillfactor": args.fillfactor or "as migrated (80)",
         "use_updates": int(table.updates),
         "hot_share": round(int(table.hot) / max(1, int(table.updates)), 3),
+        "heap_mb": round(int(table.heap) / 2**20, 1),
+        "table_with_indexes_mb": round(int(table.total) / 2**20, 1),
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -87,8 +87,8 @@ memories = Table(
     ),
     CheckConstraint("NOT private OR agent_id IS NOT NULL", name="private"),
     # Room on each page so that recording a search's use stays a HOT update (no new
-    # entry in the HNSW and GIN indexes). Migration 0004 explains the measurement.
-    postgresql_with={"fillfactor": 80},
+    # entry in the HNSW and GIN indexes). Migrations 0004 and 0008 explain the measurements.
+    postgresql_with={"fillfactor": 70},
 )
 
 # Per-user listing by type and recency, over current rows only.

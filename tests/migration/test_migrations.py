@@ -140,8 +140,22 @@ def test_0004_adds_the_context_and_leaves_room_for_hot_updates(engine, raw):
         ).fetchone()[0]
         return "context" in cols, options
 
+    schema.downgrade(engine, "0004")
     assert state() == (True, ["fillfactor=80"])
     schema.downgrade(engine, "0003")
     assert state() == (False, [])
     schema.upgrade(engine)
-    assert state() == (True, ["fillfactor=80"])
+    assert state() == (True, ["fillfactor=70"])
+
+
+def test_0008_leaves_room_on_each_page_for_two_uses_in_place(engine, raw):
+    def fillfactor():
+        return raw.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories'"
+        ).fetchone()[0]
+
+    assert fillfactor() == ["fillfactor=70"]
+    schema.downgrade(engine, "0007")
+    assert fillfactor() == ["fillfactor=80"]
+    schema.upgrade(engine)
+    assert fillfactor() == ["fillfactor=70"]
