@@ -1,22 +1,24 @@
-"""What recording a search's use costs a light user, and the commit that need not wait.
+"""What recording a search's use costs a light user, at the table's fillfactor.
 
 Every search adds one to ``access_count`` of what it returns, in its own
-statement: the search's transaction writes, so its ``COMMIT`` waited for the WAL
-to reach the disk. A search's own transaction now commits with
-``synchronous_commit = off`` (its one write is that count). This loads
-``--users`` users of ``--per-user`` memories (``run.py``'s many-users data,
-precomputed vectors) and times ``MemoryStore.search`` p50 / p95 over ``--queries``
-searches each, the three ways taking turns in blocks of ``--block`` (each way
-its own searches):
+statement. This loads ``--users`` users of ``--per-user`` memories (``run.py``'s
+many-users data, precomputed vectors), optionally with ``--fillfactor`` set on the
+table first, and times ``MemoryStore.search`` p50 / p95 over ``--queries``
+searches each, the ways taking turns in blocks of ``--block`` (each way its own
+searches):
 
 * ``no_use_recorded``: ``track_access=False`` (nothing written);
-* ``lazy_commit``: the default;
-* ``durable_commit``: the same search with its commit waiting for the disk, as before.
+* ``use_recorded``: the default;
+* ``use_recorded_lazy_commit``: the same with ``synchronous_commit = off`` for the
+  search's transaction (its ``COMMIT`` does not wait for the disk). Not what the
+  store does: a first use lost in a crash would leave a recalled memory "never
+  retrieved", which ``forget`` may delete; measured to know what it would give.
 
-It also reports the share of the use updates PostgreSQL made HOT (no index entry
-written; ``fillfactor = 80``, migration 0004).
+It also reports the share of the use updates PostgreSQL made HOT (the new row
+version on the same page: no index entry written) and the table's size after.
 
-    python benchmarks/search_use_cost.py --users 1000 --per-user 10 --queries 600
+    python benchmarks/search_use_cost.py --fillfactor 80 --out /tmp/ff80.json
+    python benchmarks/search_use_cost.py --fillfactor 70 --out /tmp/ff70.json
 """
 
 from __future__ import annotations
@@ -79,10 +81,12 @@ def main() -> None:
     lookup.table.update(zip(data.texts, data.vectors, strict=True))
     lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
 
-    def durable(*a: Any, **k: Any) -> Any:
-        return protocol.begin(*a, **(k | {"lazy_commit": False}))
+    lazy = text("SELECT set_config('synchronous_commit', 'off', true)")
 
-    ways = ("no_use_recorded", "lazy_commit", "durable_commit")
+    def lazy_begin(*a: Any, **k: Any) -> Any:  # the store's first statements, and one more
+        return (*protocol.begin(*a, **k), lazy)
+
+    ways = ("no_use_recorded", "use_recorded", "use_recorded_lazy_commit")
     samples: dict[str, list[float]] = {w: [] for w in ways}
     with tempfile.TemporaryDirectory(prefix="memory-pg-use-") as tmp:
         os.chmod(tmp, 0o755)  # the embedded server may run as another user
@@ -116,7 +120,7 @@ def main() -> None:
             # page, its second then fits where it is): way w takes every third block.
             for start in range(0, len(searches), args.block * len(ways)):
                 for w, way in enumerate(ways):
-                    store_module.begin = durable if way == "durable_commit" else protocol.begin
+                    store_module.begin = lazy_begin if way == ways[2] else protocol.begin
                     first = start + w * args.block
                     for user, query in searches[first : first + args.block]:
                         t0 = time.perf_counter()

@@ -112,8 +112,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            ef, lazy = step.ef_search, step.lazy_commit
-            first = begin(step.user_id, self.settings, self.pooler, ef, lazy_commit=lazy)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
                 return await exchange.run_async(self.engine, first, step.plan)
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
@@ -130,7 +129,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None
     ) -> AsyncIterator[AsyncConnection]:
         assert self.engine is not None
-        first = begin(user_id, self.settings, self.pooler, ef_search)  # a caller's: not lazy
+        first = begin(user_id, self.settings, self.pooler, ef_search)
         with translate_errors():
             if conn is not None:
                 for stmt in first:

@@ -51,7 +51,6 @@ class Run:
     user_id: str | None
     conn: Conn | None = None
     ef_search: int | None = None
-    lazy_commit: bool = False  # its own COMMIT need not wait for the disk (a search)
 
 
 @dataclass(frozen=True)
@@ -202,8 +201,10 @@ def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> 
     return transfer.load_rows(source, user_id, store.settings, store.embedder)
 
 
-def _run(plan: Plan[T], uid: str | None, conn: Conn | None = None, ef: int | None = None) -> Op[T]:
-    return (yield Run(plan, uid, conn, ef))  # type: ignore[no-any-return]
+def _run(
+    plan: Plan[T], user_id: str | None, conn: Conn | None = None, ef_search: int | None = None
+) -> Op[T]:
+    return (yield Run(plan, user_id, conn, ef_search))  # type: ignore[no-any-return]
 
 
 def _blocking(fn: Callable[..., T], *args: Any) -> Op[T]:
@@ -228,9 +229,9 @@ def run_plan(
     """Run a plan (:mod:`memory_pg.plans`) in one transaction as ``user_id``.
 
     The transaction is the caller's ``conn`` if given (joined, not committed);
-    ``ef_search`` also sets a search's HNSW settings in its first statement. This
-    is how jobs and tools reach the database through a store; the other methods
-    are this with a plan built from their arguments.
+    ``ef_search`` marks a search: its HNSW settings and ``plan_cache_mode``
+    (``sql.setup.plan_for_user``) hold in the transaction until it ends. Jobs and
+    tools reach the database this way; the other methods are this with a plan.
     """
     return (yield from _run(plan, user_id, conn, ef_search))
 
@@ -501,8 +502,7 @@ def search(
         now=at,
         expand=relations.check_depth(expand, "expand"),
     )
-    # Its one write is the use it records: a crash may lose that, so no wait for the disk.
-    return (yield Run(plan, uid, ef_search=self.ef_search, lazy_commit=True))  # type: ignore[no-any-return]
+    return (yield from _run(plan, uid, ef_search=self.ef_search))
 
 
 def get(

@@ -88,21 +88,15 @@ def begin(
     settings: StoreSettings,
     pooler: str,
     ef_search: int | None = None,
-    *,
-    lazy_commit: bool = False,
 ) -> tuple[TextClause, ...]:
     """The first statements of every transaction: the tenant, and behind a pooler the
     statement timeout (which cannot be set when the connection starts).
 
     With ``ef_search`` (a search), the HNSW settings too, and for one user
     :func:`~memory_pg.sql.setup.plan_for_user`: a heavy user's plan is made for them.
-    ``lazy_commit`` (a search's own transaction, never a caller's): its ``COMMIT``
-    does not wait for the disk (:func:`~memory_pg.sql.setup.set_tenant`).
     """
     timeout = settings.statement_timeout_ms if pooling.settings_per_transaction(pooler) else None
-    tenant = setup.set_tenant(
-        user_id, ef_search, statement_timeout_ms=timeout, lazy_commit=lazy_commit
-    )
+    tenant = setup.set_tenant(user_id, ef_search, statement_timeout_ms=timeout)
     if ef_search is None or not user_id or pooler == "transaction":  # no prepared plans there
         return (tenant,)
     return (tenant, setup.plan_for_user(user_id))

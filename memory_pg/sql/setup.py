@@ -24,7 +24,6 @@ _HNSW = (
     "set_config('hnsw.ef_search', :ef, true)"
 )
 _TIMEOUT = "set_config('statement_timeout', :timeout, true)"
-_LAZY_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
 #: A user holding at least this many memories (superseded ones included) gets a
 #: search plan made for them; a lighter user may get PostgreSQL's generic plan.
@@ -45,31 +44,20 @@ EMBEDDING_SETTING = "embedding"
 
 
 def set_tenant(
-    user_id: str | None,
-    ef_search: int | None = None,
-    *,
-    statement_timeout_ms: int | None = None,
-    lazy_commit: bool = False,
+    user_id: str | None, ef_search: int | None = None, *, statement_timeout_ms: int | None = None
 ) -> TextClause:
     """Bind the tenant for this transaction only (``SET LOCAL``: safe under PgBouncer).
 
     With ``ef_search``, the same statement sets the HNSW search settings:
     a search starts with one round trip instead of two. With ``statement_timeout_ms``,
     it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
-    timeout cannot be set when the connection starts). With ``lazy_commit``, the
-    transaction's ``COMMIT`` does not wait for its WAL to reach the disk
-    (``synchronous_commit = off``): only for a search's own transaction, whose one
-    write is the use it records (``access_count``, ``last_accessed_at``). A crash
-    of the server can lose the last fraction of a second of such counts, never a
-    memory, and never a caller's writes (a caller's transaction is never made lazy).
+    timeout cannot be set when the connection starts).
     """
     params: dict[str, str] = {"user_id": user_id or ""}
     sql = "SELECT " + _TENANT
     if ef_search is not None:
         sql += ", " + _HNSW
         params["ef"] = str(ef_search)
-    if lazy_commit:
-        sql += ", " + _LAZY_COMMIT
     if statement_timeout_ms is not None:
         sql += ", " + _TIMEOUT
         params["timeout"] = str(int(statement_timeout_ms))
@@ -88,7 +76,7 @@ def plan_for_user(user_id: str) -> TextClause:
     compares each with the query vector: right for them, but for a user holding
     100k memories an exact scan of all of them where a plan of their own walks the
     HNSW index (``benchmarks/plan_for_user.py``: a user holding 30k beside 1000
-    light ones, 147 ms p50 on the shared plan, 46 ms on their own).
+    light ones, 49.8 ms p50 on the shared plan, 18.0 ms on their own).
 
     This statement, sent with the search (the same network exchange), counts at
     most :data:`CUSTOM_PLAN_MIN_ROWS` of the user's rows by the b-tree. A user

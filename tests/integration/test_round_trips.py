@@ -73,9 +73,6 @@ def test_a_search_is_one_network_exchange(store: MemoryStore) -> None:
         tenant = [body for kind, body in exchange.sent if kind == "Bind"][1]
         assert "'alice'" in tenant and f"'{store.ef_search}'" in tenant
         assert [kind for kind, _ in exchange.sent].count("Sync") == 1
-    # Its only write is the use it records: its COMMIT does not wait for the disk.
-    (tenant_sql,) = {body for kind, body in seen.exchanges[0].sent if "memory_pg.user_id" in body}
-    assert "'synchronous_commit', 'off'" in tenant_sql
 
 
 def test_reads_of_one_statement_are_one_network_exchange(store: MemoryStore) -> None:
@@ -259,10 +256,3 @@ def test_through_pgbouncer_in_transaction_mode_a_search_is_one_exchange(
         assert _statement_kinds(exchange) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
         # No named (server-side) statement: PgBouncer would hand it to the other client.
         assert all(body.startswith(' "" ') for kind, body in exchange.sent if kind == "Parse")
-
-
-def test_a_write_commits_durably(store: MemoryStore) -> None:
-    with traced(store.engine) as seen:
-        store.add_memory("The production database is PostgreSQL 16")
-    sent = " ".join(body for e in seen.exchanges for _, body in e.sent)
-    assert "memory_pg.user_id" in sent and "synchronous_commit" not in sent
