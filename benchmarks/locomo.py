@@ -82,7 +82,8 @@ def unit_text(turns: list[Turn], i: int, unit: str) -> tuple[str, list[str]]:
 
     ``plain``: the turn alone. ``turn``: speaker and session date with it (the store
     gives it the previous turn of its session as context, as for any user's turns).
-    ``bare``: ``turn`` with ``context=""``: no context at all (what ``turn`` measured before the store did this).
+    ``bare``: ``turn`` with ``context=""``: no context at all (what ``turn`` measured
+    before the store did this).
     ``context``: ``turn``, stored with the previous turn of the same session as its
     ``context`` (see :func:`context_of`; the memory counts for its own turn only, so
     top-k stays k turns).

@@ -34,8 +34,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.data import build_dataset, embed_pool, make_texts
-from benchmarks.systems import LookupEmbedder
+from benchmarks.data import build_dataset
+from benchmarks.systems import lookup_of, real_pool
 
 
 def main() -> None:
@@ -55,15 +55,10 @@ def main() -> None:
 
     from memory_pg import store as store_module
     from memory_pg.config import SupersedePolicy
-    from memory_pg.embedding import get_embedder
     from memory_pg.plans import protocol
     from memory_pg.store import MemoryStore
 
-    real = get_embedder("all-MiniLM-L6-v2")
-    pool = make_texts(10_000)
-    vectors = embed_pool(
-        [t for t, _ in pool], real.embed_documents, Path("benchmarks/results/tmp"), real.model_name
-    )
+    real, pool, vectors = real_pool()
     light = build_dataset(
         "light",
         args.light_users * args.light,
@@ -73,10 +68,7 @@ def main() -> None:
         queries=2 * args.queries,
     )
     heavy = build_dataset("heavy", args.heavy, 1, pool, vectors, queries=2 * args.queries, seed=13)
-    lookup = LookupEmbedder(real)
-    for data in (light, heavy):
-        lookup.table.update(zip(data.texts, data.vectors, strict=True))
-        lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+    lookup = lookup_of(real, light, heavy)
 
     def tenant_only(*a: Any, **k: Any) -> Any:
         return protocol.begin(*a, **k)[:1]

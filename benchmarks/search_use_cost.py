@@ -36,8 +36,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.data import build_dataset, embed_pool, make_texts
-from benchmarks.systems import LookupEmbedder
+from benchmarks.data import build_dataset
+from benchmarks.systems import lookup_of, real_pool
 
 _TABLE = (
     "SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot, "
@@ -66,20 +66,13 @@ def main() -> None:
 
     from memory_pg import store as store_module
     from memory_pg.config import SupersedePolicy
-    from memory_pg.embedding import get_embedder
     from memory_pg.plans import protocol
     from memory_pg.store import MemoryStore
 
-    real = get_embedder("all-MiniLM-L6-v2")
-    pool = make_texts(10_000)
-    vectors = embed_pool(
-        [t for t, _ in pool], real.embed_documents, Path("benchmarks/results/tmp"), real.model_name
-    )
+    real, pool, vectors = real_pool()
     size = args.users * args.per_user
     data = build_dataset("many", size, args.users, pool, vectors, queries=args.queries * 3)
-    lookup = LookupEmbedder(real)
-    lookup.table.update(zip(data.texts, data.vectors, strict=True))
-    lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+    lookup = lookup_of(real, data)
 
     lazy = text("SELECT set_config('synchronous_commit', 'off', true)")
 

@@ -54,6 +54,27 @@ class LookupEmbedder:
         return vec if vec is not None else np.asarray(self.real.embed_query(text))
 
 
+def real_pool(size: int = 10_000) -> tuple[Any, list[tuple[str, str]], np.ndarray]:
+    """The bundled model, ``size`` pool texts and their vectors (embedded once, cached)."""
+    from benchmarks.data import embed_pool, make_texts
+    from memory_pg.embedding import get_embedder
+
+    real = get_embedder("all-MiniLM-L6-v2")
+    pool = make_texts(size)
+    texts = [t for t, _ in pool]
+    cache = Path("benchmarks/results/tmp")
+    return real, pool, embed_pool(texts, real.embed_documents, cache, real.model_name)
+
+
+def lookup_of(real: Any, *datasets: Any) -> LookupEmbedder:
+    """A :class:`LookupEmbedder` that knows every text and query of ``datasets``."""
+    lookup = LookupEmbedder(real)
+    for data in datasets:
+        lookup.table.update(zip(data.texts, data.vectors, strict=True))
+        lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
+    return lookup
+
+
 def dir_size(path: Path) -> int:
     """Bytes of every file under a folder."""
     total = 0
