@@ -221,11 +221,13 @@ def test_a_search_runs_with_the_hnsw_settings_set_beside_the_tenant(store: Any) 
     store.add_memory("The production database is PostgreSQL 16")
     with traced(store.engine) as trace:
         assert store.search("database", top_k=1)
-    # One exchange (memory_pg.exchange): BEGIN, the settings, the search, COMMIT.
+    # One exchange (memory_pg.exchange): BEGIN, the settings, the user's plan mode
+    # (memory_pg.sql.setup.plan_for_user), the search, COMMIT.
     (exchange,) = trace.exchanges
     statements = exchange.statements()
     assert "BEGIN" in statements[0] and "COMMIT" in statements[-1]
-    assert "'relaxed_order'" in statements[1] and "access_count" in statements[2]
+    assert "'relaxed_order'" in statements[1] and "plan_cache_mode" in statements[2]
+    assert "access_count" in statements[3]
     binds = [body for kind, body in exchange.sent if kind == "Bind"]
     assert f"'{store.user_id}'" in binds[1] and f"'{store.ef_search}'" in binds[1]
 
