@@ -10,8 +10,12 @@ all written for one user as its ``ingest_e2e`` does. Modes:
   the two compares them under the same load, call by call: on shared cores the
   raw rate drifts by 2x within minutes.
 
-Each mode runs with supersession on (as shipped) and off. Example (from the
-repository root)::
+Each mode runs with supersession on (as shipped) and off. Each run also reports
+CPU time per stored memory: the embedded server's processes (``/proc``, the
+postmaster and its children, exited ones included) and this process (memory-pg's
+Python), beside the model's CPU per text (one thread pool, ``embed_documents`` on
+500 of the texts, measured once): issue 18 item 4 judges ingest by the database's
+share. Example (from the repository root)::
 
     PYTHONPATH=. python benchmarks/ingest_profile.py --size 10000 --mode precomputed \\
         --profile /tmp/ingest.prof
@@ -78,6 +82,13 @@ def main() -> None:
         cache.mkdir(parents=True, exist_ok=True)
         vectors = embed_pool(texts, real.embed_documents, cache, real.model_name)
 
+    # The model's CPU per text, in calls of --batch texts as add_memories makes them.
+    sample = texts[: min(len(texts), 500)]
+    c0 = time.process_time()
+    for start in range(0, len(sample), args.batch):
+        real.embed_documents(sample[start : start + args.batch])
+    model_cpu_ms = (time.process_time() - c0) * 1000 / len(sample)
+
     with tempfile.TemporaryDirectory(prefix="memory-pg-ingest-") as tmp:
         os.chmod(tmp, 0o755)  # the embedded server may run as another user
         if args.database_url:
@@ -90,7 +101,15 @@ def main() -> None:
                 if mode == "precomputed" and vectors is not None:
                     lookup.table = dict(zip(texts, vectors, strict=True))
                 for on in switches:
-                    out = _run(store, real, texts, types, args, mode, on, SupersedePolicy)
+                    server = None if args.database_url else Path(tmp)
+                    out = _run(store, real, texts, types, args, mode, on, SupersedePolicy, server)
+                    out["model_cpu_ms_per_text"] = round(model_cpu_ms, 3)
+                    if out.get("server_cpu_ms_per_memory") is not None:
+                        db = out["server_cpu_ms_per_memory"]
+                        out["server_cpu_share_of_model"] = round(db / model_cpu_ms, 3)
+                        out["server_and_client_cpu_share_of_model"] = round(
+                            (db + out["client_cpu_ms_per_memory"]) / model_cpu_ms, 3
+                        )
                     print(json.dumps(out), flush=True)
         finally:
             store.close()
@@ -105,6 +124,7 @@ def _run(
     mode: str,
     on: bool,
     policy: Any,
+    server: Path | None,
 ) -> dict[str, Any]:
     with store.engine.begin() as conn:
         conn.execute(
@@ -116,6 +136,7 @@ def _run(
     store.supersede = policy(enabled=on)
     prof = cProfile.Profile() if args.profile and on else None
     ingest = raw = 0.0
+    server0, client0 = server_cpu_s(server), time.process_time()
     for start in range(0, args.size, args.batch):
         chunk = slice(start, start + args.batch)
         if mode == "model":
@@ -132,6 +153,7 @@ def _run(
         if prof:
             prof.disable()
         ingest += time.perf_counter() - t0
+    server1, client1 = server_cpu_s(server), time.process_time()
     if prof:
         prof.dump_stats(f"{args.profile}.{mode}")
     with store.engine.connect() as conn:
@@ -150,7 +172,35 @@ def _run(
     if mode == "model":
         out["raw_embedding_per_s"] = round(args.size / raw, 1)
         out["vs_raw_embedding"] = round(raw / ingest, 3)
+    # This process's CPU includes the model's when it embeds (mode "model").
+    out["client_cpu_ms_per_memory"] = round((client1 - client0) * 1000 / args.size, 3)
+    if server0 is not None and server1 is not None:
+        out["server_cpu_ms_per_memory"] = round((server1 - server0) * 1000 / args.size, 3)
     return out
+
+
+def server_cpu_s(home: Path | None) -> float | None:
+    """CPU seconds used so far by the embedded server under ``home``: the postmaster,
+    its live children, and (``cutime``/``cstime``) the children that have exited."""
+    if home is None:
+        return None
+    pidfile = next(home.rglob("postmaster.pid"), None)
+    if pidfile is None:
+        return None
+    postmaster = int(pidfile.read_text().split()[0])
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster:
+            total += sum(int(f) for f in fields[11:15]) / tick  # utime stime cutime cstime
+        elif ppid == postmaster:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 if __name__ == "__main__":
