@@ -9,8 +9,8 @@ page and write a new entry into every index, the HNSW graph included. At 70 a pa
 holds two and keeps room for two new versions. Measured with
 ``benchmarks/search_use_cost.py`` (1000 users of 10 memories, 600 searches per way,
 2 cores): HOT updates 54% -> 98%, a search that records its use 8.2 -> 4.8 ms p50
-(one that records nothing: 3.0-3.3 ms). A heap written from empty is about a third
-larger (two rows a page instead of three), but after those 12,500 uses the table
+(one that records nothing: 3.0-3.3 ms). A heap written from empty is half as large
+again (two rows a page instead of three), but after those 12,500 uses the table
 at 80 had outgrown the one at 70 (63.8 vs 60.7 MB with its indexes: the moved
 versions and their index entries). Rows of other sizes gain less or nothing (a row
 over ~2.3 kB fits two to a page at either setting).
