@@ -139,7 +139,7 @@ def main() -> None:
         "load_1min": round(os.getloadavg()[0], 2),
         "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
         "p95_ms": {k: p95(v) for k, v in samples.items()},
-        "fillfactor": args.fillfactor or "as migrated (80)",
+        "fillfactor": args.fillfactor or "as migrated (70)",
         "use_updates": int(table.updates),
         "hot_share": round(int(table.hot) / max(1, int(table.updates)), 3),
         "heap_mb": round(int(table.heap) / 2**20, 1),

@@ -316,6 +316,8 @@ def search_statement(
             BM25_AVG_LENGTH,
             lexical.IDF_SAMPLE,
             lexical.PULL_MAX_SHARE,
+            lexical.SMALL_PULL_MAX_SHARE,
+            lexical.SMALL_PULL_MIN,
             lexical.LEXICAL_SCAN_MAX,
         ),
     )

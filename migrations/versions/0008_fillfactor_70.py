@@ -12,8 +12,9 @@ holds two and keeps room for two new versions. Measured with
 (one that records nothing: 3.0-3.3 ms). A heap written from empty is half as large
 again (two rows a page instead of three), but after those 12,500 uses the table
 at 80 had outgrown the one at 70 (63.8 vs 60.7 MB with its indexes: the moved
-versions and their index entries). Rows of other sizes gain less or nothing (a row
-over ~2.3 kB fits two to a page at either setting).
+versions and their index entries). For rows of about that size (a 384-d vector and
+a short text); a row over ~2 kB has its vector moved out of line (TOAST, pgvector's
+storage is ``external``) and becomes small, so many fit a page at either setting.
 
 The setting applies to pages written from now on; ``VACUUM FULL`` (or pg_repack)
 applies it to existing rows. The downgrade sets 80 again.

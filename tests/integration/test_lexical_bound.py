@@ -53,3 +53,28 @@ def test_beyond_the_bound_only_the_most_recent_matches_score(
     by_text = {h["text"]: h["lexical"] for h in hits}
     matched = sorted(text for text, lexical in by_text.items() if lexical > 0)
     assert matched == [f"coffee with Anna, visit {i}" for i in (5, 6, 7)]
+
+
+def test_a_word_in_most_of_a_small_users_memories_scores_but_pulls_no_match(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user of 8 memories counts as "small but not tiny" here: every memory is in
+    # the sample, and a word in more than a quarter of them pulls no candidates.
+    monkeypatch.setattr(lexical, "SMALL_PULL_MIN", 4)
+    store.add_memories(
+        [f"Caroline: I went hiking on day {i}" for i in range(6)]
+        + ["Caroline: I started painting sunsets", "Melanie: the kids love the beach"]
+    )
+    hits = store.search("When did Caroline start painting", top_k=8, track_access=False)
+    lexical_of = {h["text"]: h["lexical"] or 0.0 for h in hits}
+    # The memory with the rare word ranks first and its score counts "Caroline" too.
+    assert hits[0]["text"] == "Caroline: I started painting sunsets"
+    assert lexical_of["Caroline: I started painting sunsets"] == 1.0
+    # The name alone (in 7 of 8) pulled nothing: those turns are found by the vector
+    # leg only, not scored by the full-text one.
+    hiking = [t for t in lexical_of if "hiking" in t]
+    assert hiking and all(lexical_of[t] == 0.0 for t in hiking)
+
+    # A query of only such words still finds its matches (the rarest word pulls).
+    by_name = store.search("Caroline", top_k=8, track_access=False)
+    assert sum(1 for h in by_name if (h["lexical"] or 0) > 0) == 7

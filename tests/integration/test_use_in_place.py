@@ -4,8 +4,9 @@ A search adds one to ``access_count`` of everything it returns. For a light user
 that is every memory they hold. With too little room on a page, the new row
 version moves to another page and writes a new entry into every index, the HNSW
 graph included (benchmarks/search_use_cost.py: half the searches' time). With
-``fillfactor = 70`` each page keeps room for its rows' next versions: the update
-stays where the row is (HOT), which shows as the row's page not changing.
+``fillfactor = 70`` each page keeps room for its rows' next versions, so each
+stays on its page (where PostgreSQL can make the update HOT); at 80 two of the
+three rows on a page moved.
 """
 
 from __future__ import annotations
