@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.locomo import DEFAULT_DATA, turns_of  # noqa: E402
+from benchmarks.systems import timing_summary, write_result  # noqa: E402
 
 
 def main() -> None:
@@ -76,22 +76,15 @@ def main() -> None:
             lexical.SMALL_PULL_MIN = rule
             store.close()
 
-    def p95(values: list[float]) -> float:
-        return round(statistics.quantiles(values, n=20)[18] * 1000, 2)
-
     result: dict[str, Any] = {
         "command": "python benchmarks/lexical_pull.py " + " ".join(sys.argv[1:]),
         "conversation": args.conversation,
         "memories": len(items),
         "questions": len(questions),
         "load_1min": round(os.getloadavg()[0], 2),
-        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
-        "p95_ms": {k: p95(v) for k, v in samples.items()},
+        **timing_summary(samples),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

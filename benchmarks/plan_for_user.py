@@ -22,9 +22,7 @@ Example (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.data import build_dataset
-from benchmarks.systems import lookup_of, real_pool
+from benchmarks.systems import lookup_of, real_pool, timing_summary, write_result
 
 
 def main() -> None:
@@ -110,9 +108,6 @@ def main() -> None:
         finally:
             store.close()
 
-    def p(values: list[float], q: float) -> float:
-        return round(statistics.quantiles(values, n=100)[int(q * 100) - 1] * 1000, 2)
-
     result: dict[str, Any] = {
         "command": "python benchmarks/plan_for_user.py " + " ".join(sys.argv[1:]),
         "light_users": args.light_users,
@@ -121,13 +116,9 @@ def main() -> None:
         "queries": args.queries,
         "load_s": round(load_s, 1),
         "load_1min": round(os.getloadavg()[0], 2),
-        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
-        "p95_ms": {k: p(v, 0.95) for k, v in samples.items()},
+        **timing_summary(samples),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

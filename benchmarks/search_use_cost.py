@@ -24,9 +24,7 @@ version on the same page: no index entry written) and the table's size after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +35,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.data import build_dataset
-from benchmarks.systems import lookup_of, real_pool
+from benchmarks.systems import lookup_of, real_pool, timing_summary, write_result
 
 _TABLE = (
     "SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot, "
@@ -128,27 +126,20 @@ def main() -> None:
         finally:
             store.close()
 
-    def p95(values: list[float]) -> float:
-        return round(statistics.quantiles(values, n=20)[18] * 1000, 2)
-
     result: dict[str, Any] = {
         "command": "python benchmarks/search_use_cost.py " + " ".join(sys.argv[1:]),
         "users": args.users,
         "memories_per_user": args.per_user,
         "queries": args.queries,
         "load_1min": round(os.getloadavg()[0], 2),
-        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
-        "p95_ms": {k: p95(v) for k, v in samples.items()},
+        **timing_summary(samples),
         "fillfactor": args.fillfactor or "as migrated (70)",
         "use_updates": int(table.updates),
         "hot_share": round(int(table.hot) / max(1, int(table.updates)), 3),
         "heap_mb": round(int(table.heap) / 2**20, 1),
         "table_with_indexes_mb": round(int(table.total) / 2**20, 1),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

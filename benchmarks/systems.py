@@ -9,10 +9,12 @@ its disk footprint. Peers are imported lazily, so memory-pg runs without them.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import socket
+import statistics
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -73,6 +75,24 @@ def lookup_of(real: Any, *datasets: Any) -> LookupEmbedder:
         lookup.table.update(zip(data.texts, data.vectors, strict=True))
         lookup.table.update(zip(data.query_texts, data.query_vectors, strict=True))
     return lookup
+
+
+def timing_summary(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """p50 and p95, in milliseconds, of each way's timings (seconds)."""
+    return {
+        "p50_ms": {k: round(statistics.median(v) * 1000, 2) for k, v in samples.items()},
+        "p95_ms": {
+            k: round(statistics.quantiles(v, n=20)[18] * 1000, 2) for k, v in samples.items()
+        },
+    }
+
+
+def write_result(path: str, result: dict[str, Any]) -> None:
+    """Write a benchmark's JSON result (creating its folder) and print it."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
 
 
 def dir_size(path: Path) -> int:
