@@ -87,7 +87,7 @@ def plan_for_user(user_id: str) -> TextClause:
     a mode of its own keeps it for light users. The count reads through row-level
     security: run it after the tenant is set.
     """
-    return text(_PLAN_FOR_USER.text).bindparams(user_id=user_id, n=CUSTOM_PLAN_MIN_ROWS)
+    return _PLAN_FOR_USER.bindparams(user_id=user_id, n=CUSTOM_PLAN_MIN_ROWS)
 
 
 def read_setting(key: str) -> Select[Any]:
