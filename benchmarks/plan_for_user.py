@@ -10,7 +10,10 @@ the two ways taking turns in blocks of ``--block``, each way its own searches
 
 * the heavy user's search with the per-user plan (``memory_pg.sql.setup.plan_for_user``,
   the store's default) and without it (the tenant statement alone, as before);
-* a light user's search the same two ways (the cost of the extra statement).
+* a light user's search the same two ways (the cost of the extra statement);
+* with ``--writes N``, N writes of two memories each, supersession on, the same two
+  ways: a write looks for the memories it may replace with a nearest-neighbour
+  query planned like a search's (``sized`` transactions, ``memory_pg.operations``).
 
 Vectors are precomputed (``benchmarks/results/tmp``), so the model is not timed.
 
@@ -32,6 +35,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np
+
 from benchmarks.data import build_dataset
 from benchmarks.systems import lookup_of, real_pool, timing_summary, write_result
 
@@ -44,6 +49,7 @@ def main() -> None:
     p.add_argument("--heavy", type=int, default=30_000, help="memories of the heavy user")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--block", type=int, default=20)
+    p.add_argument("--writes", type=int, default=0, help="writes per user kind and way")
     p.add_argument("--out", default="benchmarks/results/plan_for_user.json")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -70,6 +76,17 @@ def main() -> None:
 
     def tenant_only(*a: Any, **k: Any) -> Any:
         return protocol.begin(*a, **k)[:1]
+
+    def unsized(*a: Any) -> Any:  # a write's transaction as before: no plan for its user
+        return protocol.begin(*a[:4])
+
+    rng = np.random.default_rng(5)
+    fresh: list[dict[str, str]] = []  # the writes: pool texts, their vectors moved a little
+    for n in range(8 * args.writes):
+        base = pool[n % len(pool)]
+        fresh.append({"text": f"{base[0]} (write {n})", "memory_type": base[1]})
+        vec = vectors[n % len(pool)] + rng.normal(0, 0.02, vectors.shape[1]).astype(np.float32)
+        lookup.table[fresh[-1]["text"]] = vec / np.linalg.norm(vec)
 
     with tempfile.TemporaryDirectory(prefix="memory-pg-plan-") as tmp:
         os.chmod(tmp, 0o755)  # the embedded server may run as another user
@@ -104,6 +121,20 @@ def main() -> None:
                             t0 = time.perf_counter()
                             store.search(query, 10, user_id=user)
                             samples[f"{who}_{way}"].append(time.perf_counter() - t0)
+            store_module.begin = protocol.begin
+            store.supersede = SupersedePolicy()  # as shipped: writes look for what they replace
+            texts = iter(fresh)
+            for who, users in (("light", light.query_users), ("heavy", ["heavy"])):
+                for start in range(0, 2 * args.writes, 2 * args.block):
+                    for way in ("own_plan", "before"):
+                        store_module.begin = protocol.begin if way == "own_plan" else unsized
+                        for k in range(start, min(start + args.block, 2 * args.writes)):
+                            batch = [next(texts), next(texts)]
+                            t0 = time.perf_counter()
+                            store.add_memories(batch, user_id=users[k % len(users)])
+                            samples.setdefault(f"{who}_write_{way}", []).append(
+                                time.perf_counter() - t0
+                            )
             store_module.begin = protocol.begin
         finally:
             store.close()

@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
-from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, async_method
+from memory_pg.methods import StoreBase
+from memory_pg.operations import Blocking, Op, Run, Session, async_method
 from memory_pg.plans import setup
 from memory_pg.plans.protocol import T, begin, materialise, split_step, translate_errors
 from memory_pg.server import EmbeddedServer
@@ -112,10 +113,10 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search, step.sized)
             with translate_errors():
                 return await exchange.run_async(self.engine, first, step.plan)
-        async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
+        async with self._transaction(step.user_id, step.conn, step.ef_search, step.sized) as c:
             plan = step.plan
             try:
                 part = next(plan)
@@ -126,10 +127,14 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
 
     @contextlib.asynccontextmanager
     async def _transaction(
-        self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None
+        self,
+        user_id: str | None,
+        conn: AsyncConnection | None,
+        ef_search: int | None,
+        sized: bool = False,
     ) -> AsyncIterator[AsyncConnection]:
         assert self.engine is not None
-        first = begin(user_id, self.settings, self.pooler, ef_search)
+        first = begin(user_id, self.settings, self.pooler, ef_search, sized)
         with translate_errors():
             if conn is not None:
                 for stmt in first:

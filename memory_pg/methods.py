@@ -1,32 +1,23 @@
-"""The public methods of both stores, written once as operations that a driver runs.
-
-An *operation* is a generator, like a plan one level up: it validates the call, builds
-plans and yields :class:`Run` (run this plan in a transaction), :class:`Blocking` (call
-this function: embedding, file I/O) or :class:`Session` (call this function with a
-connection). :class:`~memory_pg.store.MemoryStore` runs the steps in place;
-:class:`~memory_pg.async_store.AsyncMemoryStore` awaits the plans on an
-``AsyncConnection`` and sends the blocking work to a thread. Each store's public method
-is the operation of the same name, wrapped by :func:`sync_method` or
-:func:`async_method`, so names, signatures and docstrings are one text for both."""
+"""The public methods of both stores, written once as operations that a driver runs
+(the steps they yield and how a store runs them: :mod:`memory_pg.operations`)."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
-from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import IO, Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import IO, Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
-from sqlalchemy import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_pg import buffer, opening, schema
 from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, readability
+from memory_pg.operations import Conn, Op
+from memory_pg.operations import blocking as _blocking
+from memory_pg.operations import run as _run
+from memory_pg.operations import session as _session
 from memory_pg.plans import read, relations, setup, transfer, turns, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.setup import EmbeddingInfo
@@ -37,72 +28,6 @@ P = ParamSpec("P")
 T = TypeVar("T")
 E = TypeVar("E")
 S = TypeVar("S", bound="StoreBase[Any]")
-
-#: The caller's connection a write may join: a ``Connection`` for the sync store, an
-#: ``AsyncConnection`` for the async one.
-Conn = Connection | AsyncConnection
-
-
-@dataclass(frozen=True)
-class Run:
-    """Run ``plan`` in one transaction as ``user_id`` (in ``conn``'s, if given)."""
-
-    plan: Plan[Any]
-    user_id: str | None
-    conn: Conn | None = None
-    ef_search: int | None = None
-
-
-@dataclass(frozen=True)
-class Blocking:
-    """Call ``fn(*args)``: work that would block an event loop (the async store threads it)."""
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True)
-class Session:
-    """Call ``fn(connection)`` on a session connection, outside any transaction."""
-
-    fn: Callable[[Connection], Any]
-
-
-Step = Run | Blocking | Session
-Op = Generator[Step, Any, T]
-
-
-def _signature(op: Callable[..., Any]) -> inspect.Signature:
-    """The operation's signature, returning what the store returns (``Op[X]`` -> ``X``)."""
-    sig = inspect.signature(op)
-    returned = str(sig.return_annotation)
-    if returned.startswith("Op[") and returned.endswith("]"):
-        sig = sig.replace(return_annotation=returned[3:-1])
-    return sig
-
-
-def sync_method(op: Callable[Concatenate[Any, P], Op[T]]) -> Callable[Concatenate[Any, P], T]:
-    """The sync store's method of an operation: runs it to its value."""
-
-    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._drive(op(self, *args, **kwargs))  # type: ignore[no-any-return]
-
-    functools.update_wrapper(method, op)
-    method.__signature__ = _signature(op)  # type: ignore[attr-defined]
-    return method
-
-
-def async_method(
-    op: Callable[Concatenate[Any, P], Op[T]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
-    """The async store's method of an operation: a coroutine that runs it."""
-
-    async def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._drive(op(self, *args, **kwargs))  # type: ignore[no-any-return]
-
-    functools.update_wrapper(method, op)
-    method.__signature__ = _signature(op)  # type: ignore[attr-defined]
-    return method
 
 
 class StoreBase(Generic[E]):
@@ -201,20 +126,6 @@ def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> 
     return transfer.load_rows(source, user_id, store.settings, store.embedder)
 
 
-def _run(
-    plan: Plan[T], user_id: str | None, conn: Conn | None = None, ef_search: int | None = None
-) -> Op[T]:
-    return (yield Run(plan, user_id, conn, ef_search))  # type: ignore[no-any-return]
-
-
-def _blocking(fn: Callable[..., T], *args: Any) -> Op[T]:
-    return (yield Blocking(fn, args))  # type: ignore[no-any-return]
-
-
-def _session(fn: Callable[[Connection], T]) -> Op[T]:
-    return (yield Session(fn))  # type: ignore[no-any-return]
-
-
 # -- plans ---------------------------------------------------------------------------
 
 
@@ -304,7 +215,8 @@ def add_memories(
     if first := turns.from_batch(prepared, self.settings.session_context):
         yield from _run(turns.plan_fill(prepared, first), prepared.user_id, conn)
     rows = yield from _rows(self, prepared)
-    return (yield from _run(write.plan_insert(rows, _writer(self)), prepared.user_id, conn))
+    plan = write.plan_insert(rows, _writer(self))
+    return (yield from _run(plan, prepared.user_id, conn, sized=True))
 
 
 def replace_memory(
@@ -330,7 +242,8 @@ def replace_memory(
     old = yield from get(self, str(old_id), user_id=uid, agent_id=agent_id)
     item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
     rows = yield from _rows(self, write.prepare(self.settings, uid, [item], writer))
-    return (yield from _run(write.plan_replace(old_id, rows, _writer(self), agent_id), uid))
+    plan = write.plan_replace(old_id, rows, _writer(self), agent_id)
+    return (yield from _run(plan, uid, sized=True))
 
 
 def delete_memory(
@@ -406,7 +319,7 @@ def commit_compaction(
     if prepared.texts:
         rows = yield from _rows(self, prepared)
         insert_plan = write.plan_insert(rows, _writer(self))
-    return (yield from _run(buffer.plan_commit(uid, ids, insert_plan), uid))
+    return (yield from _run(buffer.plan_commit(uid, ids, insert_plan), uid, sized=True))
 
 
 # -- reads -------------------------------------------------------------------------------
@@ -597,4 +510,4 @@ def import_user_memory(
     return (yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid))
 
 
-__all__ = ["Blocking", "Op", "Run", "Session", "StoreBase", "async_method", "sync_method"]
+__all__ = ["StoreBase"]

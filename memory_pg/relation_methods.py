@@ -2,7 +2,7 @@
 
 ``related``, ``entity``, ``entities`` and ``graph`` read the entity and link tables
 (:mod:`memory_pg.plans.relations`); both stores wrap these operations with
-:func:`~memory_pg.methods.sync_method` or :func:`~memory_pg.methods.async_method`.
+:func:`~memory_pg.operations.sync_method` or :func:`~memory_pg.operations.async_method`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_pg._validate import check_agent_id, check_text, check_top_k
-from memory_pg.methods import Op, StoreBase, run_plan
+from memory_pg.methods import StoreBase, run_plan
+from memory_pg.operations import Op
 from memory_pg.plans import relations
 from memory_pg.plans.write import parse_memory_id, scope_user
 

@@ -17,7 +17,8 @@ from sqlalchemy import Connection, Engine, create_engine
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument
-from memory_pg.methods import Blocking, Op, Run, Session, StoreBase, sync_method
+from memory_pg.methods import StoreBase
+from memory_pg.operations import Blocking, Op, Run, Session, sync_method
 from memory_pg.plans import setup
 from memory_pg.plans.protocol import T, begin, materialise, split_step, translate_errors
 from memory_pg.plans.write import MemoryInput
@@ -122,10 +123,10 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search, step.sized)
             with translate_errors():
                 return exchange.run(self.engine, first, step.plan)
-        with self._transaction(step.user_id, step.conn, step.ef_search) as c:
+        with self._transaction(step.user_id, step.conn, step.ef_search, step.sized) as c:
             plan = step.plan
             try:
                 part = next(plan)
@@ -136,9 +137,13 @@ class MemoryStore(StoreBase[Engine]):
 
     @contextlib.contextmanager
     def _transaction(
-        self, user_id: str | None, conn: Connection | None, ef_search: int | None
+        self,
+        user_id: str | None,
+        conn: Connection | None,
+        ef_search: int | None,
+        sized: bool = False,
     ) -> Iterator[Connection]:
-        first = begin(user_id, self.settings, self.pooler, ef_search)
+        first = begin(user_id, self.settings, self.pooler, ef_search, sized)
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.

@@ -6,7 +6,8 @@ Layers (README "Architecture"), lowest first:
    extractor), embedding, server, schema
 1. ``sql`` (statement builders and named SQL) and ``supersession`` (the pure decision)
 2. ``plans`` (the seam: statements with no I/O), ``buffer`` and ``roles`` (their plans)
-3. drivers and jobs: ``opening``, ``exchange``, ``methods``, ``store``, ``async_store``, ``jobs``
+3. drivers and jobs: ``opening``, ``exchange``, ``operations``, ``methods``, ``store``,
+   ``async_store``, ``jobs``
 4. everything that uses a store: retrieval, compaction, wrapper, CLI, service, integrations
 """
 
@@ -47,6 +48,7 @@ LAYERS = {
     "opening": 3,
     "exchange": 3,
     "methods": 3,
+    "operations": 3,
     "relation_methods": 3,
     "store": 3,
     "async_store": 3,
