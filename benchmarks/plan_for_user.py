@@ -41,7 +41,7 @@ from benchmarks.data import build_dataset
 from benchmarks.systems import lookup_of, real_pool, timing_summary, write_result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Load both kinds of users, time both ways, print and write JSON."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--light-users", type=int, default=1000)
@@ -50,8 +50,9 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--block", type=int, default=20)
     p.add_argument("--writes", type=int, default=0, help="writes per user kind and way")
+    p.add_argument("--pool", type=int, default=10_000, help="distinct texts the data draws on")
     p.add_argument("--out", default="benchmarks/results/plan_for_user.json")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -62,7 +63,7 @@ def main() -> None:
     from memory_pg.plans import protocol
     from memory_pg.store import MemoryStore
 
-    real, pool, vectors = real_pool()
+    real, pool, vectors = real_pool(args.pool)
     light = build_dataset(
         "light",
         args.light_users * args.light,
@@ -125,10 +126,10 @@ def main() -> None:
             store.supersede = SupersedePolicy()  # as shipped: writes look for what they replace
             texts = iter(fresh)
             for who, users in (("light", light.query_users), ("heavy", ["heavy"])):
-                for start in range(0, 2 * args.writes, 2 * args.block):
+                for start in range(0, args.writes, args.block):
                     for way in ("own_plan", "before"):
                         store_module.begin = protocol.begin if way == "own_plan" else unsized
-                        for k in range(start, min(start + args.block, 2 * args.writes)):
+                        for k in range(start, min(start + args.block, args.writes)):
                             batch = [next(texts), next(texts)]
                             t0 = time.perf_counter()
                             store.add_memories(batch, user_id=users[k % len(users)])
@@ -140,7 +141,7 @@ def main() -> None:
             store.close()
 
     result: dict[str, Any] = {
-        "command": "python benchmarks/plan_for_user.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python", "benchmarks/plan_for_user.py", *(argv or sys.argv[1:])]),
         "light_users": args.light_users,
         "memories_per_light_user": args.light,
         "heavy_user_memories": args.heavy,
@@ -150,6 +151,7 @@ def main() -> None:
         **timing_summary(samples),
     }
     write_result(args.out, result)
+    return result
 
 
 if __name__ == "__main__":

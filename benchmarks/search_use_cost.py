@@ -45,7 +45,7 @@ _TABLE = (
 )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Load the users, time the three ways, print and write JSON."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--users", type=int, default=1000)
@@ -55,8 +55,9 @@ def main() -> None:
     p.add_argument(
         "--fillfactor", type=int, default=0, help="set on the table before loading (0: as migrated)"
     )
+    p.add_argument("--pool", type=int, default=10_000, help="distinct texts the data draws on")
     p.add_argument("--out", default="benchmarks/results/search_use_cost.json")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -67,7 +68,7 @@ def main() -> None:
     from memory_pg.plans import protocol
     from memory_pg.store import MemoryStore
 
-    real, pool, vectors = real_pool()
+    real, pool, vectors = real_pool(args.pool)
     size = args.users * args.per_user
     data = build_dataset("many", size, args.users, pool, vectors, queries=args.queries * 3)
     lookup = lookup_of(real, data)
@@ -127,7 +128,7 @@ def main() -> None:
             store.close()
 
     result: dict[str, Any] = {
-        "command": "python benchmarks/search_use_cost.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python", "benchmarks/search_use_cost.py", *(argv or sys.argv[1:])]),
         "users": args.users,
         "memories_per_user": args.per_user,
         "queries": args.queries,
@@ -140,6 +141,7 @@ def main() -> None:
         "table_with_indexes_mb": round(int(table.total) / 2**20, 1),
     }
     write_result(args.out, result)
+    return result
 
 
 if __name__ == "__main__":

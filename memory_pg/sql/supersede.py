@@ -36,7 +36,11 @@ logger = logging.getLogger(__name__)
 m = memories
 
 
+#: A statement of change also meets up to this many memories sharing its words ...
 CHANGE_CANDIDATES = 20
+#: ... found among this many of the user's most recent current memories of its type
+#: (a heavy user's memories sharing a word of it are counted in thousands).
+CHANGE_SCAN_MAX = 2000
 
 
 def candidates_statement(
@@ -69,6 +73,7 @@ def candidates_statement(
         agent_id=agent_id,
         k=k,
         k_words=CHANGE_CANDIDATES,
+        words_scan=CHANGE_SCAN_MAX,
     )
 
 

@@ -94,3 +94,28 @@ def test_the_jobs_beside_traffic_benchmark_reports_each_job_and_its_searches(tmp
     assert jobs["consolidate"]["report"]["clusters"] == 4
     assert jobs["consolidate"]["report"]["merged"] == 4 * 3
     assert jobs["reembed"]["report"]["reembedded"] == 60
+
+
+def test_the_plan_for_user_benchmark_times_searches_and_writes_both_ways(tmp_path):
+    from benchmarks.plan_for_user import main
+
+    out = tmp_path / "plan_for_user.json"
+    tiny = "--light-users 20 --heavy 40 --queries 10 --block 5 --writes 4 --pool 300"
+    result = main([*tiny.split(), "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    kinds = ("heavy", "light", "heavy_write", "light_write")
+    ways = {f"{kind}_{way}" for kind in kinds for way in ("own_plan", "before")}
+    assert set(result["p50_ms"]) == set(result["p95_ms"]) == ways
+    assert all(ms > 0 for ms in result["p50_ms"].values())
+
+
+def test_the_search_use_cost_benchmark_reports_the_ways_and_the_tables_updates(tmp_path):
+    from benchmarks.search_use_cost import main
+
+    out = tmp_path / "search_use_cost.json"
+    tiny = "--users 20 --per-user 5 --queries 30 --block 5 --pool 300"
+    result = main([*tiny.split(), "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    assert set(result["p50_ms"]) == {"no_use_recorded", "use_recorded", "use_recorded_lazy_commit"}
+    # Two of the three ways record each search's use: the table saw those updates.
+    assert result["use_updates"] > 0 and 0 <= result["hot_share"] <= 1

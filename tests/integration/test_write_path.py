@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from memory_pg.compaction import MemoryCompactor
+from memory_pg.plans import protocol
+from memory_pg.sql import supersede
 from memory_pg.wrapper import MemoryWrapper
 
 
@@ -94,6 +96,33 @@ def test_a_change_finds_its_target_among_many_chinese_memories(store: Any) -> No
     new = store.add_memory("前端已经换成 Svelte 了", "key_decision")
     assert store.get(old)["superseded_by"] == new
     assert len(store.list_memories()) == 12 + 8 + 1
+
+
+def test_a_change_looks_for_its_words_among_the_users_recent_memories_of_its_type(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The memories of a heavy user that share a word of a statement of change are
+    # counted in thousands: only the most recent of its type are looked at (2000,
+    # lowered here to 10); the older ones are still met by the vector branch.
+    monkeypatch.setattr(supersede, "CHANGE_SCAN_MAX", 10)
+    old = store.add_memory("缓存用 Memcached", "key_decision")
+    store.add_memories(
+        [{"text": f"第{i}组负责报表 v{i}", "memory_type": "key_decision"} for i in range(10)]
+    )
+    recent = store.add_memory("缓存集群放在机房二", "key_decision")
+    change = "缓存换成 Redis 了"
+    vector = store.embedder.embed_documents([change])
+    words = [supersede.change_word_queries(change)]
+    stmt = supersede.candidates_statement(
+        "alice", vector, ["key_decision"], [None], 0, word_queries=words
+    )
+    met = {str(r["id"]) for r in store.run_plan(protocol.one(stmt), "alice")}
+    assert recent in met and old not in met  # k=0: only the words branch answers
+    monkeypatch.setattr(supersede, "CHANGE_SCAN_MAX", 2000)
+    stmt = supersede.candidates_statement(
+        "alice", vector, ["key_decision"], [None], 0, word_queries=words
+    )
+    assert {recent, old} <= {str(r["id"]) for r in store.run_plan(protocol.one(stmt), "alice")}
 
 
 @pytest.mark.parametrize(
