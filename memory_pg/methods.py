@@ -216,7 +216,10 @@ def add_memories(
         yield from _run(turns.plan_fill(prepared, first), prepared.user_id, conn)
     rows = yield from _rows(self, prepared)
     plan = write.plan_insert(rows, _writer(self))
-    return (yield from _run(plan, prepared.user_id, conn, sized=True))
+    ids = yield from _run(plan, prepared.user_id, conn, sized=True)
+    if conn is None:  # the caller's transaction: theirs to end before any analyze
+        yield from _run(setup.plan_analyze(len(rows)), None)
+    return ids
 
 
 def replace_memory(
@@ -507,7 +510,9 @@ def import_user_memory(
     rows = yield from _blocking(_read_import, self, source, uid)
     if not rows:
         return 0
-    return (yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid))
+    added = yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid)
+    yield from _run(setup.plan_analyze(added), None)
+    return added
 
 
 __all__ = ["StoreBase"]

@@ -79,6 +79,16 @@ def plan_embedding_check(embedder: Embedder) -> Plan[EmbeddingInfo]:
     return check_recorded(recorded[0]["value"], embedder)
 
 
+def plan_analyze(written: int) -> Plan[bool]:
+    """After a write of ``written`` rows: have the memories table analyzed if enough of
+    it changed since it last was (``sql.setup.analyze_after_bulk_write``); whether it
+    was. A smaller write asks nothing."""
+    if written < setup.BULK_ROWS:
+        return False
+    rows = yield setup.analyze_after_bulk_write(written)
+    return bool(rows[0]["analyzed"])
+
+
 def plan_health() -> Plan[dict[str, Any]]:
     """The server's and pgvector's versions."""
     rows = yield setup.health()

@@ -135,6 +135,21 @@ def resize_embedding_column(dim: int) -> list[TextClause]:
     ]
 
 
+#: A write or import of this many rows asks the database to analyze the memories table
+#: (``memory_pg_analyze_memories_v1``, migration 0009), which it does only when this
+#: many rows, and 2% of the table, changed since the last analyze.
+BULK_ROWS = 500
+
+
+def analyze_after_bulk_write(written: int) -> TextClause:
+    """After ``written`` rows: have the memories table analyzed if enough of it changed
+    (migration 0009), so a user loaded in bulk is planned for their size. Returns
+    ``analyzed``."""
+    return text("SELECT memory_pg_analyze_memories_v1(:w, :n) AS analyzed").bindparams(
+        w=written, n=BULK_ROWS
+    )
+
+
 def count_rows() -> TextClause:
     """Whether the memories table has any row at all."""
     return text("SELECT EXISTS (SELECT 1 FROM memory_pg_memories) AS any_rows")

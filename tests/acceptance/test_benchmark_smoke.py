@@ -119,3 +119,15 @@ def test_the_search_use_cost_benchmark_reports_the_ways_and_the_tables_updates(t
     assert set(result["p50_ms"]) == {"no_use_recorded", "use_recorded", "use_recorded_lazy_commit"}
     # Two of the three ways record each search's use: the table saw those updates.
     assert result["use_updates"] > 0 and 0 <= result["hot_share"] <= 1
+
+
+def test_the_bulk_load_benchmark_times_the_loaded_users_searches_and_writes_both_ways(tmp_path):
+    from benchmarks.bulk_load_stats import main
+
+    out = tmp_path / "bulk_load_stats.json"
+    result = main(["--light-users", "5", "--bulk", "600", "--queries", "3", "--writes", "2",
+                   "--out", str(out)])  # fmt: skip
+    assert json.loads(out.read_text()) == result
+    ways = {f"{what}_{way}" for what in ("search", "write") for way in ("as_shipped", "before")}
+    assert set(result["p50_ms"]) == ways and all(ms > 0 for ms in result["p50_ms"].values())
+    assert set(result["load_s"]) == {"as_shipped", "before"}

@@ -159,3 +159,18 @@ def test_0008_leaves_room_on_each_page_for_two_uses_in_place(engine, raw):
     assert fillfactor() == ["fillfactor=80"]
     schema.upgrade(engine)
     assert fillfactor() == ["fillfactor=70"]
+
+
+def test_0009_lets_the_application_role_have_the_memories_table_analyzed(engine, raw):
+    def function():
+        return raw.execute(
+            "SELECT p.prosecdef, has_function_privilege('memory_pg_app', p.oid, 'EXECUTE'), "
+            "has_function_privilege('public', p.oid, 'EXECUTE') FROM pg_proc p "
+            "WHERE p.proname = 'memory_pg_analyze_memories_v1'"
+        ).fetchone()
+
+    assert function() == (True, True, False)  # runs as the owner; the app may call it
+    schema.downgrade(engine, "0008")
+    assert function() is None
+    schema.upgrade(engine)
+    assert function() == (True, True, False)
