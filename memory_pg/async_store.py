@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import logging
 import os
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,12 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
-from memory_pg.errors import InvalidArgument
+from memory_pg.errors import InvalidArgument, MemoryPgError
 from memory_pg.methods import StoreBase
 from memory_pg.operations import Blocking, Op, Run, Session, async_method
 from memory_pg.plans import setup
 from memory_pg.plans.protocol import T, begin, materialise, split_step, translate_errors
 from memory_pg.server import EmbeddedServer
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["AsyncMemoryStore"]
 
@@ -110,6 +114,12 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             with translate_errors():
                 async with self.engine.connect() as conn:
                     return await conn.run_sync(step.fn)
+        if step.best_effort:
+            try:
+                return await self._do(dataclasses.replace(step, best_effort=False))
+            except MemoryPgError as exc:
+                logger.warning("memory-pg: a step after a committed write failed: %s", exc)
+                return None
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import IO, Any, Generic, ParamSpec, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -24,7 +24,6 @@ from memory_pg.plans.setup import EmbeddingInfo
 from memory_pg.plans.write import MemoryInput
 from memory_pg.supersession import Judge
 
-P = ParamSpec("P")
 T = TypeVar("T")
 E = TypeVar("E")
 S = TypeVar("S", bound="StoreBase[Any]")
@@ -216,9 +215,10 @@ def add_memories(
         yield from _run(turns.plan_fill(prepared, first), prepared.user_id, conn)
     rows = yield from _rows(self, prepared)
     plan = write.plan_insert(rows, _writer(self))
-    ids = yield from _run(plan, prepared.user_id, conn, sized=True)
+    # In the caller's transaction the plan mode would outlast the write: not there.
+    ids = yield from _run(plan, prepared.user_id, conn, sized=conn is None)
     if conn is None:  # the caller's transaction: theirs to end before any analyze
-        yield from _run(setup.plan_analyze(len(rows)), None)
+        yield from _run(setup.plan_analyze(len(rows)), None, best_effort=True)
     return ids
 
 
@@ -322,7 +322,8 @@ def commit_compaction(
     if prepared.texts:
         rows = yield from _rows(self, prepared)
         insert_plan = write.plan_insert(rows, _writer(self))
-    return (yield from _run(buffer.plan_commit(uid, ids, insert_plan), uid, sized=True))
+    plan = buffer.plan_commit(uid, ids, insert_plan)
+    return (yield from _run(plan, uid, sized=insert_plan is not None))
 
 
 # -- reads -------------------------------------------------------------------------------
@@ -511,7 +512,7 @@ def import_user_memory(
     if not rows:
         return 0
     added = yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid)
-    yield from _run(setup.plan_analyze(added), None)
+    yield from _run(setup.plan_analyze(added), None, best_effort=True)
     return added
 
 

@@ -44,6 +44,9 @@ class Run:
     #: user holds (a write's supersession candidates): plan it for them, as a search
     #: is (``sql.setup.plan_for_user``).
     sized: bool = False
+    #: Work that follows a committed write and only helps (statistics): its failure
+    #: is logged as a warning and answered ``None``, never raised into the call.
+    best_effort: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,10 @@ def run(
     ef_search: int | None = None,
     *,
     sized: bool = False,
+    best_effort: bool = False,
 ) -> Op[T]:
-    return (yield Run(plan, user_id, conn, ef_search, sized))  # type: ignore[no-any-return]
+    step = Run(plan, user_id, conn, ef_search, sized, best_effort)
+    return (yield step)  # type: ignore[no-any-return]
 
 
 def blocking(fn: Callable[..., T], *args: Any) -> Op[T]:

@@ -7,6 +7,7 @@ A thin driver: its public methods are the operations of :mod:`memory_pg.methods`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from sqlalchemy import Connection, Engine, create_engine
 
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
 from memory_pg.embedding import Embedder
-from memory_pg.errors import InvalidArgument
+from memory_pg.errors import InvalidArgument, MemoryPgError
 from memory_pg.methods import StoreBase
 from memory_pg.operations import Blocking, Op, Run, Session, sync_method
 from memory_pg.plans import setup
@@ -120,6 +121,12 @@ class MemoryStore(StoreBase[Engine]):
         if isinstance(step, Session):
             with translate_errors(), self.engine.connect() as conn:
                 return step.fn(conn)
+        if step.best_effort:
+            try:
+                return self._do(dataclasses.replace(step, best_effort=False))
+            except MemoryPgError as exc:
+                logger.warning("memory-pg: a step after a committed write failed: %s", exc)
+                return None
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_pg.embedding import Embedder
 from memory_pg.errors import EmbeddingDimensionMismatch, EmbeddingModelMismatch
-from memory_pg.plans.protocol import Plan
+from memory_pg.plans.protocol import Plan, final
 from memory_pg.sql import setup
 
 logger = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def plan_analyze(written: int) -> Plan[bool]:
     was. A smaller write asks nothing."""
     if written < setup.BULK_ROWS:
         return False
-    rows = yield setup.analyze_after_bulk_write(written)
+    rows = yield final(setup.analyze_after_bulk_write(written))
     return bool(rows[0]["analyzed"])
 
 

@@ -136,8 +136,9 @@ def resize_embedding_column(dim: int) -> list[TextClause]:
 
 
 #: A write or import of this many rows asks the database to analyze the memories table
-#: (``memory_pg_analyze_memories_v1``, migration 0009), which it does only when this
-#: many rows, and 2% of the table, changed since the last analyze.
+#: (``memory_pg_analyze_memories_v1``, migration 0009), which it does only when 2% of
+#: the table (and at least this many rows) changed since the last analyze, at most
+#: every ten seconds.
 BULK_ROWS = 500
 
 

@@ -32,10 +32,11 @@ CROSS JOIN LATERAL (
     UNION ALL
     -- A statement of change (q.tq_en/q.tq_zh given) also meets the memories that share
     -- its words: a vector that cannot read the text (Chinese with an English model)
-    -- would not bring them. Among the :words_scan most recent of its type only: its
-    -- words (all of them, OR-ed) match thousands of a heavy user's memories, and
-    -- ranking each cost ~19 ms per statement of change at 10k (the vector branch
-    -- still meets the older ones).
+    -- would not bring them. Among the :words_scan most recent current ones of its type
+    -- only: its words (any of them) match thousands of a heavy user's memories, and
+    -- finding them by the GIN index cost ~19 ms per statement of change at 10k. An
+    -- older one that only its words would bring (Chinese with an English model) is
+    -- then not replaced: it stays current beside the new one.
     (SELECT r.id, r.topic, r.text, r.content_hash,
             1 - (r.embedding <=> q.v) AS similarity, false AS same_topic
        FROM (SELECT m.id, m.topic, m.text, m.content_hash, m.embedding, m.search_tsv,

@@ -15,19 +15,24 @@ RETURNS boolean``, ``SECURITY DEFINER`` (it runs as the owner), which a store
 calls after it wrote or imported ``written`` rows. It analyzes the memories table
 only when
 
-* at least ``min_changes`` rows, and 2% of the table, changed since the last
-  analyze (manual or automatic): the table's count of changed rows, plus
-  ``written`` (a session reports its own changes up to a second late): a load of
-  10k memories in calls of 500 is analyzed about ten times, a table of 1M rows
-  every 20k changes;
+* the rows changed since the last analyze (manual or automatic), counted as the
+  table's count plus ``written`` (a session reports its own changes up to a
+  second late), reach ``min_changes`` and 2% of the table: a load of 10k
+  memories in calls of 500 is analyzed about ten times, a table of 1M rows every
+  20k changes;
 * the last one is more than ten seconds old;
 * no other session is analyzing it through this function (a transaction-level
   advisory lock, tried, never waited for);
 
 and returns whether it did. ANALYZE reads a sample (30k rows at the default
-statistics target) whatever the table's size. An error inside it (a lock it may
-not take, say) is caught and answered ``false``: the writes it follows are
-committed, and a store never fails a call over its statistics. Its ``search_path`` is pinned like
+statistics target) whatever the table's size. It skips a table another session
+holds (``SKIP_LOCKED``: a reembed building an index, a VACUUM), and an error
+inside it is logged and answered ``false``; the store also treats a failure of
+the call as a warning, since the writes it follows are committed. Every
+function, operator and catalog it names is qualified with ``pg_catalog``, and
+its ``search_path`` is pinned like ``0005``'s function, so an object created in
+the schema cannot stand in for them. Any connection of the two roles can have
+the table analyzed at most every ten seconds. Its ``search_path`` is pinned like
 ``0005``'s function; ``EXECUTE`` is revoked from ``PUBLIC`` and granted to the
 two group roles. The downgrade drops the function.
 
@@ -56,26 +61,38 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 AS $$
 DECLARE
-    changed bigint;
+    changed double precision;
     analyzed timestamptz;
-    tuples real;
+    tuples double precision;
 BEGIN
-    IF NOT pg_try_advisory_xact_lock(hashtextextended('memory_pg.analyze_memories', 0)) THEN
+    IF NOT pg_catalog.pg_try_advisory_xact_lock(
+            pg_catalog.hashtextextended('memory_pg.analyze_memories'::text, 0::bigint)) THEN
         RETURN false;
     END IF;
-    SELECT s.n_mod_since_analyze, greatest(s.last_analyze, s.last_autoanalyze)
+    SELECT s.n_mod_since_analyze::double precision,
+           greatest(s.last_analyze, s.last_autoanalyze)
       INTO changed, analyzed
-      FROM pg_stat_user_tables s WHERE s.relid = 'memory_pg_memories'::regclass;
-    SELECT c.reltuples INTO tuples FROM pg_class c
-     WHERE c.oid = 'memory_pg_memories'::regclass;
-    changed := coalesce(changed, 0) + greatest(coalesce(written, 0), 0);
-    IF changed < greatest(coalesce(min_changes, 0), 0.02 * greatest(tuples, 0))
-       OR analyzed > now() - interval '10 seconds' THEN
+      FROM pg_catalog.pg_stat_user_tables s
+     WHERE s.relid OPERATOR(pg_catalog.=) 'memory_pg_memories'::regclass::oid;
+    SELECT greatest(c.reltuples::double precision, 0::double precision) INTO tuples
+      FROM pg_catalog.pg_class c
+     WHERE c.oid OPERATOR(pg_catalog.=) 'memory_pg_memories'::regclass::oid;
+    changed := coalesce(changed, 0::double precision)
+        OPERATOR(pg_catalog.+) greatest(coalesce(written, 0::bigint), 0::bigint)::double precision;
+    IF changed OPERATOR(pg_catalog.<) greatest(
+            coalesce(min_changes, 0::bigint)::double precision,
+            tuples OPERATOR(pg_catalog.*) 0.02::double precision)
+       OR analyzed OPERATOR(pg_catalog.>)
+            (pg_catalog.now() OPERATOR(pg_catalog.-) '10 seconds'::interval) THEN
         RETURN false;
     END IF;
     BEGIN
-        ANALYZE memory_pg_memories;
+        -- SKIP_LOCKED: a reembed building an index, a VACUUM or another ANALYZE holds
+        -- the table; then there is nothing to wait for.
+        ANALYZE (SKIP_LOCKED) memory_pg_memories;
     EXCEPTION WHEN OTHERS THEN
+        RAISE LOG USING MESSAGE = 'memory-pg: analyze after a bulk write failed: '
+            OPERATOR(pg_catalog.||) SQLERRM;
         RETURN false;
     END;
     RETURN true;

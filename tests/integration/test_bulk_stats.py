@@ -10,13 +10,22 @@ most common ones, and their searches and writes are planned for their size.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from typing import Any
 
 import psycopg
+import pytest
 
+from memory_pg.config import StoreSettings
 from memory_pg.store import MemoryStore
+
+
+@pytest.fixture(autouse=True)
+def no_autovacuum(raw: psycopg.Connection[Any]) -> None:
+    """Only the store's requests analyze the table here (autovacuum could at any time)."""
+    raw.execute("ALTER TABLE memory_pg_memories SET (autovacuum_enabled = false)")
 
 
 def _analyzed(raw: psycopg.Connection[Any]) -> bool:
@@ -80,3 +89,49 @@ def test_an_import_has_the_table_analyzed_and_a_second_one_right_after_does_not(
         ).fetchone()[0]
         assert again == first
         assert len(store.list_memories(user_id="moved", limit=2000)) == 1200
+
+
+def test_a_bulk_write_returns_its_ids_while_another_session_holds_the_table(
+    app_url: str, raw: psycopg.Connection[Any], embedder: Any
+) -> None:
+    # A reembed building an index (or a VACUUM) holds the table against ANALYZE: the
+    # analyze is skipped, and the write, committed before it, is not reported as failed.
+    settings = StoreSettings(statement_timeout_ms=500)
+    info = raw.info
+    with (
+        MemoryStore(app_url, embedder=embedder, settings=settings) as store,
+        psycopg.connect(
+            host=info.host, port=info.port, dbname=info.dbname, user=info.user,
+            password=info.password,
+        ) as holder,
+    ):  # fmt: skip
+        holder.execute("LOCK TABLE memory_pg_memories IN SHARE UPDATE EXCLUSIVE MODE")
+        ids = store.add_memories(_notes(600, "bulk"), user_id="bulk")
+        holder.rollback()
+        assert len(ids) == 600 and len(store.list_memories(user_id="bulk", limit=1000)) == 600
+    assert not _analyzed(raw)
+
+
+def test_the_async_store_asks_for_the_analyze_and_never_fails_a_write_over_it(
+    app_url: str, raw: psycopg.Connection[Any], embedder: Any
+) -> None:
+    from memory_pg.async_store import AsyncMemoryStore
+
+    async def scenario() -> tuple[int, bool, int]:
+        settings = StoreSettings(statement_timeout_ms=500)
+        async with AsyncMemoryStore(app_url, embedder=embedder, settings=settings) as store:
+            info = raw.info
+            with psycopg.connect(
+                host=info.host, port=info.port, dbname=info.dbname, user=info.user,
+                password=info.password,
+            ) as holder:  # fmt: skip
+                holder.execute("LOCK TABLE memory_pg_memories IN SHARE UPDATE EXCLUSIVE MODE")
+                held = await store.add_memories(_notes(600, "held"), user_id="held")
+                holder.rollback()
+            skipped = _analyzed(raw)
+            free = await store.add_memories(_notes(600, "free"), user_id="free")
+        return len(held), skipped, len(free)
+
+    held, analyzed_while_held, free = asyncio.run(scenario())
+    assert (held, analyzed_while_held, free) == (600, False, 600)
+    assert _analyzed(raw) and {"held", "free"} <= _known_users(raw)

@@ -22,6 +22,7 @@ from sqlalchemy import create_engine
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import DatabaseUnavailable, QueryTimeout
+from memory_pg.sql import locks
 from memory_pg.store import MemoryStore
 from tests.integration._security_support import row_counts
 
@@ -61,6 +62,21 @@ def _table_locked(raw: psycopg.Connection[Any]) -> Iterator[None]:
         locker.execute("LOCK TABLE memory_pg_memories IN ACCESS EXCLUSIVE MODE")
         yield
         locker.rollback()
+
+
+@contextlib.contextmanager
+def _user_locked(raw: psycopg.Connection[Any], user_id: str) -> Iterator[None]:
+    """Another session holding the user's advisory lock, as an erase of the user does:
+    a write of the user waits for it after its first network exchange (which, planning
+    the write for the user's size, reads the memories table)."""
+    info = raw.info
+    with psycopg.connect(
+        host=info.host, port=info.port, dbname=info.dbname, user=info.user, password=info.password
+    ) as locker:
+        key = locks.user_lock_key(user_id)
+        locker.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+        yield
+        locker.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
 
 def _store_waiting_on_lock(raw: psycopg.Connection[Any]) -> bool:
@@ -145,7 +161,7 @@ def test_the_async_store_reports_a_missing_server_the_same_way(tmp_path: Path, e
 def test_a_backend_killed_mid_write_is_a_typed_error_and_the_next_call_works(store, raw):
     store.add_memory("before the fault")
     before = row_counts(raw)
-    with _table_locked(raw):
+    with _user_locked(raw, "alice"):
         thread, outcome = _in_thread(lambda: store.add_memory("written during the fault"))
         _wait_for(lambda: _store_waiting_on_lock(raw), "the write to wait on the lock")
         assert _terminate_store_backends(raw) >= 1

@@ -183,3 +183,14 @@ def test_a_heavy_users_write_looks_for_what_it_replaces_with_its_own_plan(
 
     store.add_memory("ann books the train to the offsite", "todo", user_id="ann")
     assert _candidate_plans(store) == (generic + 1, custom + 3)  # ann's reuse the shared one
+
+
+def test_a_write_in_the_callers_transaction_leaves_its_plan_mode_alone(
+    generic_plans: None, make_store: Any
+) -> None:
+    store: MemoryStore = make_store()
+    store.add_memories(_notes("hal", HEAVY), user_id="hal")
+    with store.engine.connect() as conn, conn.begin():
+        store.add_memory("hal rotates the api keys", "todo", user_id="hal", conn=conn)
+        assert conn.execute(text("SHOW plan_cache_mode")).scalar_one() == "auto"
+    assert len(store.list_memories(user_id="hal", limit=100)) == HEAVY + 1

@@ -165,12 +165,14 @@ def test_0009_lets_the_application_role_have_the_memories_table_analyzed(engine,
     def function():
         return raw.execute(
             "SELECT p.prosecdef, has_function_privilege('memory_pg_app', p.oid, 'EXECUTE'), "
-            "has_function_privilege('public', p.oid, 'EXECUTE') FROM pg_proc p "
+            "has_function_privilege('public', p.oid, 'EXECUTE'), p.proconfig FROM pg_proc p "
             "WHERE p.proname = 'memory_pg_analyze_memories_v1'"
         ).fetchone()
 
-    assert function() == (True, True, False)  # runs as the owner; the app may call it
+    pinned = ["search_path=public, pg_temp"]
+    # Runs as the owner, the app may call it, and no schema can be slipped in before.
+    assert function() == (True, True, False, pinned)
     schema.downgrade(engine, "0008")
     assert function() is None
     schema.upgrade(engine)
-    assert function() == (True, True, False)
+    assert function() == (True, True, False, pinned)
