@@ -61,12 +61,12 @@ _PLANS = text(
 )
 
 
-def _plans(store: MemoryStore) -> tuple[int, int]:
-    """Generic and custom plans of the search statement on the store's one connection
-    (read in a transaction that commits: psycopg forgets its prepared statements on a
-    ROLLBACK)."""
+def _plans(store: MemoryStore, statement: Any = _PLANS) -> tuple[int, int]:
+    """Generic and custom plans of the search statement (or another) on the store's one
+    connection (read in a transaction that commits: psycopg forgets its prepared
+    statements on a ROLLBACK)."""
     with store.engine.begin() as conn:
-        row = conn.execute(_PLANS).one()
+        row = conn.execute(statement).one()
     return int(row.generic), int(row.custom)
 
 
@@ -153,9 +153,7 @@ _CANDIDATE_PLANS = text(
 
 def _candidate_plans(store: MemoryStore) -> tuple[int, int]:
     """Generic and custom plans of a write's supersession-candidates statement."""
-    with store.engine.begin() as conn:
-        row = conn.execute(_CANDIDATE_PLANS).one()
-    return int(row.generic), int(row.custom)
+    return _plans(store, _CANDIDATE_PLANS)
 
 
 def test_a_heavy_users_write_looks_for_what_it_replaces_with_its_own_plan(
