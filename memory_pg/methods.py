@@ -215,8 +215,11 @@ def add_memories(
         yield from _run(turns.plan_fill(prepared, first), prepared.user_id, conn)
     rows = yield from _rows(self, prepared)
     plan = write.plan_insert(rows, _writer(self))
-    # In the caller's transaction the plan mode would outlast the write: not there.
-    ids = yield from _run(plan, prepared.user_id, conn, sized=conn is None)
+    # Planned for the user, with the search's HNSW settings (the lookup of what it may
+    # replace is a nearest-neighbour query); not in the caller's transaction, which
+    # they would outlast.
+    ef = None if conn is not None else self.ef_search
+    ids = yield from _run(plan, prepared.user_id, conn, ef, sized=conn is None)
     if conn is None:  # the caller's transaction: theirs to end before any analyze
         yield from _run(setup.plan_analyze(len(rows)), None, best_effort=True)
     return ids
@@ -246,7 +249,7 @@ def replace_memory(
     item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
     rows = yield from _rows(self, write.prepare(self.settings, uid, [item], writer))
     plan = write.plan_replace(old_id, rows, _writer(self), agent_id)
-    return (yield from _run(plan, uid, sized=True))
+    return (yield from _run(plan, uid, None, self.ef_search, sized=True))
 
 
 def delete_memory(
@@ -323,7 +326,8 @@ def commit_compaction(
         rows = yield from _rows(self, prepared)
         insert_plan = write.plan_insert(rows, _writer(self))
     plan = buffer.plan_commit(uid, ids, insert_plan)
-    return (yield from _run(plan, uid, sized=insert_plan is not None))
+    inserts = insert_plan is not None
+    return (yield from _run(plan, uid, None, self.ef_search if inserts else None, sized=inserts))
 
 
 # -- reads -------------------------------------------------------------------------------

@@ -93,9 +93,10 @@ def begin(
     """The first statements of every transaction: the tenant, and behind a pooler the
     statement timeout (which cannot be set when the connection starts).
 
-    With ``ef_search`` (a search), the HNSW settings too. For a search, and for a
-    ``sized`` transaction (a write, whose supersession candidates are found by the
-    same kind of nearest-neighbour query), of one user:
+    With ``ef_search`` (a search, or a write whose supersession candidates are found
+    by the same kind of nearest-neighbour query), the HNSW settings too (its
+    ``ef_search`` and iterative scan, so a filtered HNSW walk still finds ``k``). For
+    a search, and for a ``sized`` transaction (such a write), of one user:
     :func:`~memory_pg.sql.setup.plan_for_user`: a heavy user's plan is made for them.
     """
     timeout = settings.statement_timeout_ms if pooling.settings_per_transaction(pooler) else None

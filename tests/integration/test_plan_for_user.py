@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.plans import read
@@ -191,4 +191,18 @@ def test_a_write_in_the_callers_transaction_leaves_its_plan_mode_alone(
     with store.engine.connect() as conn, conn.begin():
         store.add_memory("hal rotates the api keys", "todo", user_id="hal", conn=conn)
         assert conn.execute(text("SHOW plan_cache_mode")).scalar_one() == "auto"
+        assert conn.execute(text("SHOW hnsw.iterative_scan")).scalar_one() == "off"
     assert len(store.list_memories(user_id="hal", limit=100)) == HEAVY + 1
+
+
+def test_a_write_looks_for_what_it_replaces_with_the_searchs_hnsw_settings(
+    make_store: Any,
+) -> None:
+    # Planned for a heavy user, the lookup may walk the HNSW index with filters (user,
+    # type, scope): without the iterative scan it could return fewer than k of them.
+    store: MemoryStore = make_store()
+    sent: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *a: sent.append(str(a[2])))
+    store.add_memory("hal renews the certificates", "todo", user_id="hal")
+    assert any("hnsw.iterative_scan" in s and "hnsw.ef_search" in s for s in sent)
+    assert any("plan_cache_mode" in s for s in sent)
