@@ -140,3 +140,38 @@ def test_the_offline_sql_of_0005_is_what_a_dba_would_run():
     assert "%%" not in text
     assert "SECURITY DEFINER" in text
     assert "REVOKE INSERT, UPDATE ON memory_pg_settings" in text
+
+
+def test_an_operator_created_in_the_schema_never_runs_as_the_owner(raw, db_url):
+    # Someone who may create objects in the schema adds "=" for (oid, regclass): an
+    # exact match where pg_catalog's needs a cast. 0005's function compared a column
+    # of oids with a regclass, and would have run it as the owner; since 0010 it names
+    # pg_catalog's operators only.
+    raw.execute("CREATE TABLE trap_calls (who text)")
+    raw.execute("GRANT INSERT ON trap_calls TO PUBLIC")
+    raw.execute(
+        "CREATE FUNCTION trap_eq(oid, regclass) RETURNS boolean LANGUAGE plpgsql AS $$ "
+        "BEGIN INSERT INTO trap_calls VALUES (current_user); RETURN $1 = $2::oid; END $$"
+    )
+    raw.execute("CREATE OPERATOR = (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = trap_eq)")
+    engine = create_engine(db_url)
+
+    def calls_after_opening() -> list[str]:
+        raw.execute("DELETE FROM trap_calls")
+        with login_role(raw, "memory_pg_app") as (name, password):
+            with _connect(raw, name, password) as conn:
+                recorded = conn.execute(
+                    "SELECT memory_pg_record_embedding_v1("
+                    "'sentence-transformers/all-MiniLM-L6-v2', 384)"
+                ).fetchone()[0]
+                assert recorded["dimension"] == 384
+        return [row[0] for row in raw.execute("SELECT who FROM trap_calls")]
+
+    try:
+        assert calls_after_opening() == []
+        schema.downgrade(engine, "0009")
+        assert calls_after_opening() != []  # 0005's body: the trap ran, as the owner
+        schema.upgrade(engine)
+        assert calls_after_opening() == []
+    finally:
+        engine.dispose()
