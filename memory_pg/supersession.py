@@ -174,10 +174,12 @@ def decide(
         return Decision("add", topic=topic)
     changed = _changed(new_text, candidates, judge)
     if changed:
-        inherit = topic if topic is not None else changed[0].topic
+        # The closest replaced memory lends its topic, whatever order the lookup gave.
+        closest = max(changed, key=lambda c: c.similarity)
+        inherit = topic if topic is not None else closest.topic
         reason = "change" if judge is None else "judge"
         targets = tuple(dict.fromkeys(c.id for c in changed))
-        return Decision("supersede", targets, reason, changed[0].similarity, inherit)
+        return Decision("supersede", targets, reason, closest.similarity, inherit)
     inherit = topic if topic is not None else nearest.topic
     if judge is not None:
         if nearest.similarity < policy.judge_threshold:

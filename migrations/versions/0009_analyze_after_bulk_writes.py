@@ -24,17 +24,17 @@ only when
 * no other session is analyzing it through this function (a transaction-level
   advisory lock, tried, never waited for);
 
-and returns whether it did. ANALYZE reads a sample (30k rows at the default
-statistics target) whatever the table's size. It skips a table another session
-holds (``SKIP_LOCKED``: a reembed building an index, a VACUUM), and an error
-inside it is logged and answered ``false``; the store also treats a failure of
-the call as a warning, since the writes it follows are committed. Every
-function, operator and catalog it names is qualified with ``pg_catalog``, and
-its ``search_path`` is pinned like ``0005``'s function, so an object created in
-the schema cannot stand in for them. Any connection of the two roles can have
-the table analyzed at most every ten seconds. Its ``search_path`` is pinned like
-``0005``'s function; ``EXECUTE`` is revoked from ``PUBLIC`` and granted to the
-two group roles. The downgrade drops the function.
+and returns whether it ran ANALYZE. ANALYZE reads a sample (30k rows at the
+default statistics target) whatever the table's size, and skips, with a warning,
+a table another session holds (``SKIP_LOCKED``: a reembed building an index, a
+VACUUM). An error inside it, other than a cancel (``statement_timeout``), is
+logged and answered ``false``; the store treats any failure of the call as a
+warning, since the writes it follows are committed. Every function, operator and
+catalog it names, and those of the statement that pins its ``search_path``, are
+qualified with ``pg_catalog``, so an object created in the schema cannot stand
+in for them. Any connection of the two roles can have the table analyzed at most
+every ten seconds. ``EXECUTE`` is revoked from ``PUBLIC`` and granted to the two
+group roles. The downgrade drops the function.
 
 Revision ID: 0009
 Revises: 0008
@@ -106,7 +106,8 @@ DECLARE
     r text;
 BEGIN
     EXECUTE 'ALTER FUNCTION memory_pg_analyze_memories_v1(bigint, bigint) SET search_path = '
-        || quote_ident(current_schema()) || ', pg_temp';
+        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pg_catalog.current_schema()::text)
+        OPERATOR(pg_catalog.||) ', pg_temp';
     REVOKE ALL ON FUNCTION memory_pg_analyze_memories_v1(bigint, bigint) FROM PUBLIC;
     FOREACH r IN ARRAY ARRAY['memory_pg_app', 'memory_pg_maintenance'] LOOP
         CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r);

@@ -107,7 +107,8 @@ _PIN = """
 DO $$
 BEGIN
     EXECUTE 'ALTER FUNCTION memory_pg_record_embedding_v1(text, integer) SET search_path = '
-        || quote_ident(current_schema()) || ', pg_temp';
+        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pg_catalog.current_schema()::text)
+        OPERATOR(pg_catalog.||) ', pg_temp';
 END $$
 """
 

@@ -96,7 +96,7 @@ def test_a_bulk_write_returns_its_ids_while_another_session_holds_the_table(
 ) -> None:
     # A reembed building an index (or a VACUUM) holds the table against ANALYZE: the
     # analyze is skipped, and the write, committed before it, is not reported as failed.
-    settings = StoreSettings(statement_timeout_ms=500)
+    settings = StoreSettings(statement_timeout_ms=5000)
     info = raw.info
     with (
         MemoryStore(app_url, embedder=embedder, settings=settings) as store,
@@ -118,7 +118,7 @@ def test_the_async_store_asks_for_the_analyze_and_never_fails_a_write_over_it(
     from memory_pg.async_store import AsyncMemoryStore
 
     async def scenario() -> tuple[int, bool, int]:
-        settings = StoreSettings(statement_timeout_ms=500)
+        settings = StoreSettings(statement_timeout_ms=5000)
         async with AsyncMemoryStore(app_url, embedder=embedder, settings=settings) as store:
             info = raw.info
             with psycopg.connect(

@@ -154,7 +154,15 @@ def test_an_operator_created_in_the_schema_never_runs_as_the_owner(raw, db_url):
         "BEGIN INSERT INTO trap_calls VALUES (current_user); RETURN $1 = $2::oid; END $$"
     )
     raw.execute("CREATE OPERATOR = (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = trap_eq)")
+    # And a quote_ident(name) (pg_catalog has only (text)) for the statement that pins
+    # the function's search_path when a migration runs: it must not be the one called.
+    raw.execute("CREATE FUNCTION quote_ident(name) RETURNS text LANGUAGE sql AS 'SELECT ''trap'''")
     engine = create_engine(db_url)
+
+    def pinned() -> list[str]:
+        return raw.execute(
+            "SELECT proconfig FROM pg_proc WHERE proname = 'memory_pg_record_embedding_v1'"
+        ).fetchone()[0]
 
     def calls_after_opening() -> list[str]:
         raw.execute("DELETE FROM trap_calls")
@@ -173,5 +181,6 @@ def test_an_operator_created_in_the_schema_never_runs_as_the_owner(raw, db_url):
         assert calls_after_opening() != []  # 0005's body: the trap ran, as the owner
         schema.upgrade(engine)
         assert calls_after_opening() == []
+        assert pinned() == ["search_path=public, pg_temp"]
     finally:
         engine.dispose()
