@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     def tenant_only(*a: Any, **k: Any) -> Any:
         return protocol.begin(*a, **k)[:1]
 
-    def unsized(*a: Any) -> Any:  # a write's transaction as before: no plan for its user
-        return protocol.begin(*a[:4])
+    def unsized(*a: Any) -> Any:  # a write's transaction as before: the tenant alone
+        return protocol.begin(*a[:3])
 
     rng = np.random.default_rng(5)
     fresh: list[dict[str, str]] = []  # the writes: pool texts, their vectors moved a little
