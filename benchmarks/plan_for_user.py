@@ -13,7 +13,7 @@ the two ways taking turns in blocks of ``--block``, each way its own searches
 * a light user's search the same two ways (the cost of the extra statement);
 * with ``--writes N``, N writes of two memories each, supersession on, the same two
   ways: a write looks for the memories it may replace with a nearest-neighbour
-  query planned like a search's (``sized`` transactions, ``memory_pg.operations``).
+  query planned like a search's (``ef_search`` on its ``Run``, ``memory_pg.operations``).
 
 Vectors are precomputed (``benchmarks/results/tmp``), so the model is not timed.
 
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     def tenant_only(*a: Any, **k: Any) -> Any:
         return protocol.begin(*a, **k)[:1]
 
-    def unsized(*a: Any) -> Any:  # a write's transaction as before: the tenant alone
+    def as_before(*a: Any) -> Any:  # the tenant alone: no HNSW settings, no plan
         return protocol.begin(*a[:3])
 
     rng = np.random.default_rng(5)
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for who, users in (("light", light.query_users), ("heavy", ["heavy"])):
                 for start in range(0, args.writes, args.block):
                     for way in ("own_plan", "before"):
-                        store_module.begin = protocol.begin if way == "own_plan" else unsized
+                        store_module.begin = protocol.begin if way == "own_plan" else as_before
                         for k in range(start, min(start + args.block, args.writes)):
                             batch = [next(texts), next(texts)]
                             t0 = time.perf_counter()

@@ -123,10 +123,10 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search, step.sized)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
                 return await exchange.run_async(self.engine, first, step.plan)
-        async with self._transaction(step.user_id, step.conn, step.ef_search, step.sized) as c:
+        async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
                 part = next(plan)
@@ -137,14 +137,10 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
 
     @contextlib.asynccontextmanager
     async def _transaction(
-        self,
-        user_id: str | None,
-        conn: AsyncConnection | None,
-        ef_search: int | None,
-        sized: bool = False,
+        self, user_id: str | None, conn: AsyncConnection | None, ef_search: int | None
     ) -> AsyncIterator[AsyncConnection]:
         assert self.engine is not None
-        first = begin(user_id, self.settings, self.pooler, ef_search, sized)
+        first = begin(user_id, self.settings, self.pooler, ef_search)
         with translate_errors():
             if conn is not None:
                 for stmt in first:

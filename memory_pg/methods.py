@@ -139,7 +139,8 @@ def run_plan(
     """Run a plan (:mod:`memory_pg.plans`) in one transaction as ``user_id``.
 
     The transaction is the caller's ``conn`` if given (joined, not committed);
-    ``ef_search`` marks a search: its HNSW settings and ``plan_cache_mode``
+    ``ef_search`` marks a nearest-neighbour statement (a search, a write's lookup of
+    what it may replace): its HNSW settings and ``plan_cache_mode``
     (``sql.setup.plan_for_user``) hold in the transaction until it ends. Jobs and
     tools reach the database this way; the other methods are this with a plan.
     """
@@ -219,7 +220,7 @@ def add_memories(
     # replace is a nearest-neighbour query); not in the caller's transaction, which
     # they would outlast.
     ef = None if conn is not None else self.ef_search
-    ids = yield from _run(plan, prepared.user_id, conn, ef, sized=conn is None)
+    ids = yield from _run(plan, prepared.user_id, conn, ef)
     if conn is None:  # the caller's transaction: theirs to end before any analyze
         yield from _run(setup.plan_analyze(len(rows)), None, best_effort=True)
     return ids
@@ -249,7 +250,7 @@ def replace_memory(
     item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
     rows = yield from _rows(self, write.prepare(self.settings, uid, [item], writer))
     plan = write.plan_replace(old_id, rows, _writer(self), agent_id)
-    return (yield from _run(plan, uid, None, self.ef_search, sized=True))
+    return (yield from _run(plan, uid, None, self.ef_search))
 
 
 def delete_memory(
@@ -326,8 +327,8 @@ def commit_compaction(
         rows = yield from _rows(self, prepared)
         insert_plan = write.plan_insert(rows, _writer(self))
     plan = buffer.plan_commit(uid, ids, insert_plan)
-    inserts = insert_plan is not None
-    return (yield from _run(plan, uid, None, self.ef_search if inserts else None, sized=inserts))
+    ef = None if insert_plan is None else self.ef_search
+    return (yield from _run(plan, uid, None, ef))
 
 
 # -- reads -------------------------------------------------------------------------------

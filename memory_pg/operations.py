@@ -39,11 +39,10 @@ class Run:
     plan: Plan[Any]
     user_id: str | None
     conn: Conn | None = None
+    #: The plan runs a nearest-neighbour statement (a search, or a write's lookup of
+    #: what it may replace): the HNSW settings, and a plan made for the user's size
+    #: (``protocol.begin``).
     ef_search: int | None = None
-    #: The plan runs a statement whose best plan depends on how many memories the
-    #: user holds (a write's supersession candidates): plan it for them, as a search
-    #: is (``sql.setup.plan_for_user``).
-    sized: bool = False
     #: Work that follows a committed write and only helps (statistics): its failure
     #: is logged as a warning and answered ``None``, never raised into the call.
     best_effort: bool = False
@@ -107,10 +106,9 @@ def run(
     conn: Conn | None = None,
     ef_search: int | None = None,
     *,
-    sized: bool = False,
     best_effort: bool = False,
 ) -> Op[T]:
-    step = Run(plan, user_id, conn, ef_search, sized, best_effort)
+    step = Run(plan, user_id, conn, ef_search, best_effort)
     return (yield step)  # type: ignore[no-any-return]
 
 

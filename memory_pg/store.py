@@ -130,10 +130,10 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
-            first = begin(step.user_id, self.settings, self.pooler, step.ef_search, step.sized)
+            first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
                 return exchange.run(self.engine, first, step.plan)
-        with self._transaction(step.user_id, step.conn, step.ef_search, step.sized) as c:
+        with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
                 part = next(plan)
@@ -144,13 +144,9 @@ class MemoryStore(StoreBase[Engine]):
 
     @contextlib.contextmanager
     def _transaction(
-        self,
-        user_id: str | None,
-        conn: Connection | None,
-        ef_search: int | None,
-        sized: bool = False,
+        self, user_id: str | None, conn: Connection | None, ef_search: int | None
     ) -> Iterator[Connection]:
-        first = begin(user_id, self.settings, self.pooler, ef_search, sized)
+        first = begin(user_id, self.settings, self.pooler, ef_search)
         with translate_errors():
             if conn is not None:
                 # The caller's transaction: join it, never commit it.

@@ -88,21 +88,19 @@ def begin(
     settings: StoreSettings,
     pooler: str,
     ef_search: int | None = None,
-    sized: bool = False,
 ) -> tuple[TextClause, ...]:
     """The first statements of every transaction: the tenant, and behind a pooler the
     statement timeout (which cannot be set when the connection starts).
 
     With ``ef_search`` (a search, or a write whose supersession candidates are found
     by the same kind of nearest-neighbour query), the HNSW settings too (its
-    ``ef_search`` and iterative scan, so a filtered HNSW walk still finds ``k``). For
-    a search, and for a ``sized`` transaction (such a write), of one user:
-    :func:`~memory_pg.sql.setup.plan_for_user`: a heavy user's plan is made for them.
+    ``ef_search`` and iterative scan, so a filtered HNSW walk still finds ``k``), and
+    for one user :func:`~memory_pg.sql.setup.plan_for_user`: a heavy user's plan is
+    made for them.
     """
     timeout = settings.statement_timeout_ms if pooling.settings_per_transaction(pooler) else None
     tenant = setup.set_tenant(user_id, ef_search, statement_timeout_ms=timeout)
-    planned = ef_search is not None or sized
-    if not planned or not user_id or pooler == "transaction":  # no prepared plans there
+    if ef_search is None or not user_id or pooler == "transaction":  # no prepared plans there
         return (tenant,)
     return (tenant, setup.plan_for_user(user_id))
 
