@@ -86,6 +86,25 @@ def test_cli_round_trip_on_a_database_url(db_url, tmp_path):
     assert stats["memories"] == 2
 
 
+def test_a_large_import_leaves_the_planner_knowing_the_new_user(db_url, raw, tmp_path):
+    # Migration 0009: the import asks for the table to be analyzed (autovacuum is
+    # off on it here, so only the command can have done it).
+    raw.execute("ALTER TABLE memory_pg_memories SET (autovacuum_enabled = false)")
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    source = tmp_path / "moved.jsonl"
+    lines = [
+        json.dumps({"text": f"ticket {i} is assigned", "memory_type": "todo"}) for i in range(600)
+    ]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    imported = json.loads(run(["import", str(source), "--user", "moved", "--json"], env).stdout)
+    assert imported == {"imported": 600}
+    row = raw.execute(
+        "SELECT most_common_vals::text::text[] FROM pg_stats "
+        "WHERE tablename = 'memory_pg_memories' AND attname = 'user_id'"
+    ).fetchone()
+    assert row is not None and "moved" in row[0]
+
+
 def test_bad_input_exits_1_with_a_clear_message(db_url):
     env = {"MEMORY_PG_DATABASE_URL": db_url}
     proc = run(["add", "   ", "--user", "alice"], env, check=False)
