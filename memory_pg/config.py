@@ -42,6 +42,28 @@ def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
     return value.strip().lower() if value else "auto"
 
 
+#: How the ONNX backend embeds a search's query (:mod:`memory_pg.onnx_embedding`).
+QUERY_PRECISIONS = ("int8", "float32")
+
+
+def query_precision_from_env(env: Mapping[str, str] | None = None) -> str:
+    """How the ONNX backend embeds search queries: ``MEMORY_PG_QUERY_PRECISION``
+    (``int8``, a copy of the model quantised locally, or ``float32``, the stored
+    vectors' own model), else ``int8``; another value is
+    :class:`~memory_pg.errors.InvalidArgument`. Stored vectors are always float32."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_QUERY_PRECISION")
+    if value is None:
+        return "int8"
+    precision = value.strip().lower()
+    if precision in ("fp32", "float"):
+        precision = "float32"
+    if precision not in QUERY_PRECISIONS:
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument(f"MEMORY_PG_QUERY_PRECISION must be int8 or float32, not {value!r}")
+    return precision
+
+
 def session_context_from_env(env: Mapping[str, str] | None = None) -> bool:
     """Whether a conversation's turns frame one another (``StoreSettings.session_context``):
     ``MEMORY_PG_SESSION_CONTEXT`` (``true``/``false``, ``1``/``0``, ``on``/``off``,

@@ -131,3 +131,14 @@ def test_the_bulk_load_benchmark_times_the_loaded_users_searches_and_writes_both
     ways = {f"{what}_{way}" for what in ("search", "write") for way in ("as_shipped", "before")}
     assert set(result["p50_ms"]) == ways and all(ms > 0 for ms in result["p50_ms"].values())
     assert set(result["load_s"]) == {"as_shipped", "before"}
+
+
+def test_the_query_embedding_benchmark_times_torch_onnx_and_its_int8_copy(tmp_path):
+    from benchmarks.embed_cpu import main
+
+    out = tmp_path / "embed_cpu.json"
+    assert main(["--questions", "3", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["cpu_ms_p50"]) == {"torch", "onnx", "onnx-int8"}
+    assert all(ms > 0 for ms in result["cpu_ms_p50"].values())
+    assert result["cpu_ratio_onnx_over_onnx_int8"] > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -11,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory_pg.config import BUNDLED_EMBEDDING_MODEL, embedding_backend_from_env
+from memory_pg.config import (
+    BUNDLED_EMBEDDING_MODEL,
+    embedding_backend_from_env,
+    query_precision_from_env,
+)
 from memory_pg.embedding import (
     QueryVectorCache,
     SentenceTransformerEmbedder,
@@ -19,7 +24,7 @@ from memory_pg.embedding import (
     get_embedder,
     readability,
 )
-from memory_pg.errors import ConfigurationError, EmbeddingError
+from memory_pg.errors import ConfigurationError, EmbeddingError, InvalidArgument
 from memory_pg.onnx_embedding import OnnxEmbedder, ensure_onnx_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -63,7 +68,8 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def onnx(cache_dir: Path) -> OnnxEmbedder:
-    return OnnxEmbedder(cache_dir=cache_dir)
+    """The float32 model for queries too: the stored vectors' own."""
+    return OnnxEmbedder(cache_dir=cache_dir, query_precision="float32")
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +78,10 @@ def torch_model() -> SentenceTransformerEmbedder:
 
 
 def test_a_concurrent_build_leaves_one_whole_file(cache_dir: Path, onnx: OnnxEmbedder) -> None:
-    assert [p.suffix for p in cache_dir.iterdir()] == [".onnx"]
+    exports = [p for p in cache_dir.iterdir() if not p.stem.endswith("-int8")]
+    assert [p.suffix for p in exports] == [".onnx"]
     # A second embedder reuses the file rather than exporting again.
-    (built,) = cache_dir.iterdir()
+    (built,) = exports
     before = built.stat().st_mtime_ns
     again = OnnxEmbedder(cache_dir=cache_dir)
     assert again.embed_documents(["reused"]).shape == (1, 384)
@@ -170,3 +177,74 @@ def test_with_the_model_exported_a_process_embeds_without_torch(cache_dir: Path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_queries_run_on_a_local_int8_copy_close_to_the_stored_vectors(
+    tmp_path: Path,
+    cache_dir: Path,
+    onnx: OnnxEmbedder,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # A folder of its own holding only the float32 export: the copy is built here.
+    folder = tmp_path / "onnx"
+    folder.mkdir()
+    (export,) = (p for p in cache_dir.iterdir() if not p.stem.endswith("-int8"))
+    (folder / export.name).write_bytes(export.read_bytes())
+    root_handlers = list(logging.getLogger().handlers)
+    capfd.readouterr()
+    int8 = OnnxEmbedder(cache_dir=folder)
+    assert int8.query_precision == "int8"
+    queries = np.stack([int8.embed_query(text) for text in TEXTS])
+    exact = np.stack([onnx.embed_query(text) for text in TEXTS])
+    cosine = (queries * exact).sum(axis=1)
+    # Close to the float32 query (a search ranks by it), and not the same vector.
+    assert cosine.min() >= 0.97, dict(zip(TEXTS, cosine.round(4).tolist(), strict=True))
+    assert cosine.min() < 0.9999
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    # Stored texts stay float32: the stored vectors' model is unchanged.
+    assert np.array_equal(int8.embed_documents(TEXTS), onnx.embed_documents(TEXTS))
+    (copy,) = folder.glob("*-int8.onnx")
+    assert copy.stat().st_size < export.stat().st_size / 2
+    # Built quietly: ONNX Runtime's advice went nowhere, and the application's
+    # logging was left as it was.
+    assert logging.getLogger().handlers == root_handlers
+    assert "pre-processing" not in "".join(capfd.readouterr())
+    # A second embedder reuses the copy.
+    before = copy.stat().st_mtime_ns
+    assert OnnxEmbedder(cache_dir=folder).embed_query("reused").shape == (384,)
+    assert copy.stat().st_mtime_ns == before
+
+
+def test_without_an_int8_copy_queries_run_on_the_float32_model(
+    tmp_path: Path,
+    cache_dir: Path,
+    onnx: OnnxEmbedder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    folder = tmp_path / "onnx"
+    folder.mkdir()
+    (export,) = (p for p in cache_dir.iterdir() if not p.stem.endswith("-int8"))
+    (folder / export.name).write_bytes(export.read_bytes())
+    # The copy's name is taken by a folder: it cannot be written.
+    (folder / f"{export.stem}-int8.onnx").mkdir()
+    embedder = OnnxEmbedder(cache_dir=folder)
+    with caplog.at_level(logging.WARNING, logger="memory_pg.onnx_embedding"):
+        query = embedder.embed_query("where do I live?")
+        again = embedder.embed_query("where did I move?")
+    assert np.array_equal(query, onnx.embed_query("where do I live?"))
+    assert np.array_equal(again, onnx.embed_query("where did I move?"))
+    # Said once, not on every query.
+    assert [r.getMessage() for r in caplog.records] == [
+        "embedding queries with the float32 model: no int8 copy"
+    ]
+    assert list(folder.glob("*.tmp")) == []
+
+
+def test_the_query_precision_is_chosen_by_setting() -> None:
+    assert query_precision_from_env({}) == "int8"
+    assert query_precision_from_env({"MEMORY_PG_QUERY_PRECISION": " Float32 "}) == "float32"
+    assert query_precision_from_env({"MEMORY_PG_QUERY_PRECISION": "fp32"}) == "float32"
+    with pytest.raises(InvalidArgument, match="MEMORY_PG_QUERY_PRECISION"):
+        query_precision_from_env({"MEMORY_PG_QUERY_PRECISION": "int4"})
+    with pytest.raises(InvalidArgument, match="int8 or float32"):
+        OnnxEmbedder(query_precision="fp16")
