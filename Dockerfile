@@ -14,7 +14,8 @@ RUN pip install -c constraints.txt ".[llm,service]"
 RUN useradd --create-home memory
 USER memory
 # The bundled model runs on ONNX Runtime, exported once from its weights into the
-# user's cache: done here, so a container starts without importing torch.
+# user's cache, with the int8 copy that embeds queries: done here, so a container
+# starts without importing torch or quantising.
 RUN python -c "from memory_pg.embedding import get_embedder; get_embedder('all-MiniLM-L6-v2').embed_query('warm-up')"
 # memory-pg serve (the api service) listens here.
 EXPOSE 8080

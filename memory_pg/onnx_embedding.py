@@ -246,7 +246,8 @@ class OnnxEmbedder:
         cache_dir: where the exported file lives; default :func:`default_cache_dir`.
         batch_size: texts per forward pass when storing.
         threads: ONNX Runtime's threads per call; default the machine's cores, at
-            most 4. Concurrent callers run in parallel (the runtime releases the GIL).
+            most 4 (int8 queries run on one). Concurrent callers run in parallel
+            (the runtime releases the GIL).
         fall_back: when the model cannot be exported (no writable cache folder, an
             exporter that fails), run the torch model instead, with a warning,
             rather than raise :class:`~memory_pg.errors.EmbeddingError`.
@@ -299,15 +300,18 @@ class OnnxEmbedder:
 
     def _instead(self) -> Embedder | None:
         """The torch model that stands in when the export failed and ``fall_back`` is set."""
-        if self._session is None and self._torch is None:
-            self._load()
+        if self._tokenizer is None and self._torch is None:
+            self._prepare()
         return self._torch
 
-    def _load(self) -> tuple[object, object]:
-        if self._session is not None and self._tokenizer is not None:
-            return self._session, self._tokenizer
+    def _prepare(self) -> object | None:
+        """The tokenizer, with the float32 export on disk (built on first use); None
+        when the torch model stands in. Loads no model: a process that only searches
+        loads the int8 copy alone."""
+        if self._tokenizer is not None:
+            return self._tokenizer
         with self._lock:
-            if self._torch is None and (self._session is None or self._tokenizer is None):
+            if self._torch is None and self._tokenizer is None:
                 try:
                     import onnxruntime  # noqa: F401  (missing: the clear error below)
                     from tokenizers import Tokenizer
@@ -324,29 +328,38 @@ class OnnxEmbedder:
                         raise
                     logger.warning("running %s on torch instead", self.model_name, exc_info=True)
                     self._torch = SentenceTransformerEmbedder(self.model_name)
-                    return self._session, self._tokenizer  # unused: _instead() answers
+                    return None
                 config = json.loads((model_dir / "sentence_bert_config.json").read_text())
                 tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
                 # The file pads and truncates to 128; sentence-transformers reads
                 # up to max_seq_length (256) and pads to the longest in a batch.
                 tokenizer.enable_truncation(int(config["max_seq_length"]))
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-                try:
-                    session = self._session_for(path)
-                except Exception as exc:
-                    raise EmbeddingError(f"could not load ONNX model {path}: {exc}") from exc
                 self._model_path = path
                 self._tokenizer = tokenizer
-                self._session = session
-                logger.info("loaded embedding model %s on ONNX Runtime", self.model_name)
-        assert self._session is not None and self._tokenizer is not None
-        return self._session, self._tokenizer
+        return self._tokenizer
 
-    def _session_for(self, path: Path) -> object:
+    def _load(self) -> tuple[object, object]:
+        """The float32 session (loaded on first use) and the tokenizer."""
+        tokenizer = self._prepare()
+        assert tokenizer is not None and self._model_path is not None
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    try:
+                        self._session = self._session_for(self._model_path)
+                    except Exception as exc:
+                        raise EmbeddingError(
+                            f"could not load ONNX model {self._model_path}: {exc}"
+                        ) from exc
+                    logger.info("loaded embedding model %s on ONNX Runtime", self.model_name)
+        return self._session, tokenizer
+
+    def _session_for(self, path: Path, threads: int | None = None) -> object:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = threads or self.threads
         options.inter_op_num_threads = 1
         # Spinning threads burn cores that PostgreSQL and other callers need.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -357,12 +370,16 @@ class OnnxEmbedder:
         if self.query_precision != "int8" or self._query_session is False:
             return None
         if self._query_session is None:
-            self._load()
+            if self._prepare() is None:
+                self._query_session = False  # the torch model stands in
+                return None
             with self._lock:
                 if self._query_session is None and self._model_path is not None:
                     try:
+                        # One thread: a query's int8 graph is too small to gain
+                        # from a second (1.8 against 2.0-2.5 ms wall, less CPU).
                         self._query_session = self._session_for(
-                            ensure_quantized_model(self._model_path)
+                            ensure_quantized_model(self._model_path), threads=1
                         )
                     except Exception:
                         logger.warning(
@@ -376,8 +393,10 @@ class OnnxEmbedder:
         instead = self._instead()
         if instead is not None:
             return instead.embed_documents(texts)
-        model, tokenizer = self._load()
-        session = session or model
+        if session is None:
+            session, tokenizer = self._load()
+        else:
+            tokenizer = self._prepare()
         encodings = tokenizer.encode_batch(list(texts))  # type: ignore[attr-defined]
         feed = {
             "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
@@ -410,8 +429,7 @@ class OnnxEmbedder:
         instead = self._instead()
         if instead is not None:
             return readability(instead, text)
-        _, tokenizer = self._load()
-        return tokenizer_readability(_Tokens(tokenizer), text)
+        return tokenizer_readability(_Tokens(self._prepare()), text)
 
 
 __all__ = [

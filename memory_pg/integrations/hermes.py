@@ -197,6 +197,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         def load() -> None:
             try:
                 embedder.embed_query("warm-up")
+                # A turn's texts may run on another model than queries (int8 queries).
+                embedder.embed_documents(["warm-up"])
             except Exception as exc:  # any failure ends here, reported
                 self._report(
                     f"memory-pg could not load its embedding model ({_describe(exc)}): "

@@ -237,7 +237,10 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         await store.open()
         # Load the model before the first request (it loads lazily): otherwise the
         # first requests all wait for it, and /readyz would answer before it is ready.
+        # Both: a search's query and a write's texts may run on different models
+        # (memory_pg.onnx_embedding: int8 queries).
         await asyncio.to_thread(store.embedder.embed_query, "ready")
+        await asyncio.to_thread(store.embedder.embed_documents, ["ready"])
         async with contextlib.AsyncExitStack() as stack:
             if mcp_app is not None:
                 await stack.enter_async_context(mcp_app.lifespan())

@@ -1,5 +1,6 @@
-"""The Dockerfile's warm-up step: the command it runs exports the bundled model to ONNX
-into the image user's cache, so a container starts without importing torch."""
+"""The Dockerfile's warm-up step: the command it runs exports the bundled model to ONNX,
+with the int8 copy that embeds queries, into the image user's cache, so a container
+starts without importing torch or quantising."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def test_the_dockerfile_warm_up_exports_the_model_for_the_runtime_user(tmp_path:
     assert code is not None
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     env.pop("MEMORY_PG_EMBEDDING_BACKEND", None)
+    env.pop("MEMORY_PG_QUERY_PRECISION", None)
     subprocess.run([sys.executable, "-c", code.group(1)], env=env, check=True, timeout=600)
-    exported = list((tmp_path / "memory-pg" / "onnx").glob("*.onnx"))
-    assert len(exported) == 1 and exported[0].stat().st_size > 10_000_000
+    folder = tmp_path / "memory-pg" / "onnx"
+    (export,) = (p for p in folder.glob("*.onnx") if not p.stem.endswith("-int8"))
+    (copy,) = folder.glob("*-int8.onnx")
+    assert copy.stem == f"{export.stem}-int8"
+    assert export.stat().st_size > 10_000_000
+    assert 5_000_000 < copy.stat().st_size < export.stat().st_size / 2
+    assert not list(folder.glob("*.tmp"))

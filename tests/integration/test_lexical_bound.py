@@ -21,7 +21,7 @@ def _same_ranking(a: list[tuple[str, float, float]], b: list[tuple[str, float, f
     holds recency, which moves with the clock between the two searches (by about 1e-6
     here), so it is compared to 1e-4."""
     return [(i, lex) for i, _, lex in a] == [(i, lex) for i, _, lex in b] and all(
-        x[1] == pytest.approx(y[1], abs=1e-4) for x, y in zip(a, b)
+        x[1] == pytest.approx(y[1], abs=1e-4) for x, y in zip(a, b, strict=True)
     )
 
 
