@@ -72,6 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     report["cpu_ratio_onnx_over_onnx_int8"] = round(
         report["cpu_ms_p50"]["onnx"] / report["cpu_ms_p50"]["onnx-int8"], 2
     )
+    # How close the int8 copy's query vectors are to the float32 model's (which
+    # embedded the stored texts): cosine per question.
+    cosines = [
+        float(backends["onnx-int8"].embed_query(q) @ backends["onnx"].embed_query(q))
+        for q in questions
+    ]
+    report["int8_cosine_to_float32"] = {
+        "min": round(min(cosines), 4),
+        "mean": round(statistics.mean(cosines), 4),
+    }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
     return 0

@@ -46,22 +46,26 @@ def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
 QUERY_PRECISIONS = ("int8", "float32")
 
 
-def query_precision_from_env(env: Mapping[str, str] | None = None) -> str:
-    """How the ONNX backend embeds search queries: ``MEMORY_PG_QUERY_PRECISION``
-    (``int8``, a copy of the model quantised locally, or ``float32``, the stored
-    vectors' own model), else ``int8``; another value is
-    :class:`~memory_pg.errors.InvalidArgument`. Stored vectors are always float32."""
-    value = _env(os.environ if env is None else env, "MEMORY_PG_QUERY_PRECISION")
-    if value is None:
-        return "int8"
+def parse_query_precision(value: str, name: str = "MEMORY_PG_QUERY_PRECISION") -> str:
+    """``int8`` or ``float32`` (also ``fp32``, ``float``; any case, spaces ignored);
+    another value is :class:`~memory_pg.errors.InvalidArgument` naming ``name``."""
     precision = value.strip().lower()
     if precision in ("fp32", "float"):
         precision = "float32"
     if precision not in QUERY_PRECISIONS:
         from memory_pg.errors import InvalidArgument
 
-        raise InvalidArgument(f"MEMORY_PG_QUERY_PRECISION must be int8 or float32, not {value!r}")
+        raise InvalidArgument(f"{name} must be int8 or float32, not {value!r}")
     return precision
+
+
+def query_precision_from_env(env: Mapping[str, str] | None = None) -> str:
+    """How the ONNX backend embeds search queries: ``MEMORY_PG_QUERY_PRECISION``
+    (``int8``, a copy of the model quantised locally, or ``float32``, the stored
+    vectors' own model), else ``int8``; another value is
+    :class:`~memory_pg.errors.InvalidArgument`. Stored vectors are always float32."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_QUERY_PRECISION")
+    return "int8" if value is None else parse_query_precision(value)
 
 
 def session_context_from_env(env: Mapping[str, str] | None = None) -> bool:

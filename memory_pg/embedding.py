@@ -18,6 +18,7 @@ from memory_pg.config import (
     BUNDLED_EMBEDDING_MODEL,
     CHINESE_EMBEDDING_MODEL,
     embedding_backend_from_env,
+    query_precision_from_env,
 )
 from memory_pg.errors import ConfigurationError, EmbeddingError
 
@@ -376,7 +377,10 @@ def get_embedder(model_name: str, *, device: str = "cpu", backend: str | None = 
             return _cache[key]
     requested = backend or embedding_backend_from_env()
     chosen = _pick_backend(name, device, requested)
-    key = (name, device, f"{chosen}:{requested}")
+    # The ONNX backend's query precision is read when the embedder is made: a
+    # process that changes MEMORY_PG_QUERY_PRECISION gets another embedder.
+    precision = query_precision_from_env() if chosen == "onnx" else ""
+    key = (name, device, f"{chosen}:{requested}:{precision}")
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:

@@ -11,7 +11,7 @@ measured at a cosine of 0.94-0.99 to them (per tensor; 0.985-0.996 per channel),
 below the 0.99 a shared model name promises. A search's query is another matter:
 it is embedded on every search and only ranks the stored vectors, so by default
 (``MEMORY_PG_QUERY_PRECISION=int8``) it runs on a per-channel int8 copy of the
-export, quantised locally on first use (no download): about a third of the CPU
+export, quantised locally on first use (no download): about half the CPU
 per query, with the same LoCoMo and bilingual recall (benchmarks/README.md,
 "Queries on an int8 copy"). When the copy cannot be built, queries run on the
 float32 model, with a warning.
@@ -24,15 +24,22 @@ import importlib.util
 import json
 import logging
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
-from memory_pg.config import BUNDLED_EMBEDDING_MODEL, QUERY_PRECISIONS, query_precision_from_env
+from memory_pg.config import (
+    BUNDLED_EMBEDDING_MODEL,
+    parse_query_precision,
+    query_precision_from_env,
+)
 from memory_pg.embedding import (
     KNOWN_DIMENSIONS,
     Embedder,
@@ -44,7 +51,7 @@ from memory_pg.embedding import (
     readability,
     tokenizer_readability,
 )
-from memory_pg.errors import ConfigurationError, EmbeddingError, InvalidArgument
+from memory_pg.errors import ConfigurationError, EmbeddingError
 
 logger = logging.getLogger(__name__)
 
@@ -169,42 +176,59 @@ def ensure_onnx_model(model_dir: Path, cache_dir: Path | None = None) -> Path:
     return target
 
 
-class _DropPreprocessAdvice(logging.Filter):
-    """Drops ONNX Runtime's advice to pre-process (its shape inference fails on this
-    graph; dynamic quantisation does not need it), logged on the root logger."""
+#: Bump when the int8 copy's settings change, so old copies are not reused.
+_QUANT_VERSION = 1
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
+
+def quantized_model_path(model: Path) -> Path:
+    """Where the int8 copy of the exported ``model`` lives (beside it)."""
+    return model.with_name(f"{model.stem}-int8v{_QUANT_VERSION}.onnx")
+
+
+#: Run in a child process: ONNX Runtime's quantiser logs through the root logger
+#: (which installs a handler for good in an application that has not set up
+#: logging), holds the whole model in memory while it works, and writes scratch
+#: files; none of it then touches the caller's process.
+_QUANTIZE = """
+import sys
+import onnx
+from onnxruntime.quantization import QuantType, quantize_dynamic
+# In memory: the quantiser's scratch files go to a private temporary folder, not
+# to a fixed name beside the export that concurrent processes would share.
+quantize_dynamic(onnx.load(sys.argv[1]), sys.argv[2], per_channel=True,
+                 reduce_range=True, weight_type=QuantType.QInt8)
+"""
 
 
 def ensure_quantized_model(model: Path) -> Path:
     """A per-channel int8 copy of the exported ``model`` beside it, built on first use.
 
     Dynamic quantisation of the weights of its matrix products (ONNX Runtime's
-    ``quantize_dynamic``, no calibration data, no download), written to a temporary
-    file and renamed into place as :func:`ensure_onnx_model` does.
+    ``quantize_dynamic``; no calibration data, no download), in a child process
+    (a few seconds, once). ``reduce_range`` (7-bit weights) keeps it exact on x86
+    CPUs without VNNI, where 8-bit products can saturate. Written to a temporary
+    file and renamed into place, as :func:`ensure_onnx_model` does.
     """
-    target = model.with_name(f"{model.stem}-int8.onnx")
+    target = quantized_model_path(model)
     if target.is_file():
         return target
     with _export_lock:
         if target.is_file():
             return target
         logger.info("quantising %s to int8 at %s (once)", model, target)
-        root = logging.getLogger()
-        # ``logging.warning`` on a root logger without handlers would install one
-        # for the whole process (logging.basicConfig): give it one while we run.
-        guard = logging.NullHandler()
-        advice = _DropPreprocessAdvice()
-        root.addHandler(guard)
-        root.addFilter(advice)
         tmp: str | None = None
         try:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
             fd, tmp = tempfile.mkstemp(dir=model.parent, prefix=target.stem + ".", suffix=".tmp")
             os.close(fd)
-            quantize_dynamic(str(model), tmp, per_channel=True, weight_type=QuantType.QInt8)
+            done = subprocess.run(
+                [sys.executable, "-c", _QUANTIZE, str(model), tmp],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise EmbeddingError(done.stderr.strip()[-1000:] or f"exit {done.returncode}")
             import onnx
 
             onnx.checker.check_model(tmp)
@@ -212,8 +236,6 @@ def ensure_quantized_model(model: Path) -> Path:
         except Exception as exc:
             raise EmbeddingError(f"could not quantise {model} to int8: {exc}") from exc
         finally:
-            root.removeFilter(advice)
-            root.removeHandler(guard)
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
     return target
@@ -266,11 +288,11 @@ class OnnxEmbedder:
         fall_back: bool = False,
         query_precision: str | None = None,
     ) -> None:
-        precision = query_precision or query_precision_from_env()
-        if precision not in QUERY_PRECISIONS:
-            raise InvalidArgument(
-                f"query_precision must be int8 or float32, not {query_precision!r}"
-            )
+        precision = (
+            query_precision_from_env()
+            if query_precision is None
+            else parse_query_precision(query_precision, "query_precision")
+        )
         if model_name != BUNDLED_EMBEDDING_MODEL:
             raise ConfigurationError(
                 f"the ONNX backend runs only the bundled {BUNDLED_EMBEDDING_MODEL}, "
@@ -286,9 +308,10 @@ class OnnxEmbedder:
         self.query_precision = precision
         self._torch: Embedder | None = None
         self._lock = threading.Lock()
-        #: The int8 session for queries: None until the first query, False when it
-        #: could not be built (queries then run on the float32 session).
-        self._query_session: object | None = None
+        #: The int8 session for queries: None until the first query; False when
+        #: queries do not use one (it could not be built or run, or the torch
+        #: model stands in for the export).
+        self._query_session: object | Literal[False] | None = None
         self._model_path: Path | None = None
         #: Vectors of recent queries (see :class:`~memory_pg.embedding.QueryVectorCache`).
         self.query_cache = QueryVectorCache()
@@ -422,7 +445,24 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         """The vector for one search query (1-d), from the cache of recent queries if there."""
-        return self.query_cache.get(text, lambda: self._run([text], self._query_model())[0])
+        return self.query_cache.get(text, lambda: self._embed_query(text))
+
+    def _embed_query(self, text: str) -> Vectors:
+        session = self._query_model()
+        if session is not None:
+            try:
+                vector: Vectors = self._run([text], session)[0]
+                return vector
+            except Exception:
+                # A copy that loads but cannot run (an ONNX Runtime that lacks a
+                # kernel, a damaged file): the search goes on with the float32 model.
+                logger.warning(
+                    "embedding queries with the float32 model: the int8 copy failed",
+                    exc_info=True,
+                )
+                self._query_session = False
+        exact: Vectors = self._run([text])[0]
+        return exact
 
     def readability(self, text: str) -> float:
         """Share of ``text``'s tokens this model reads (see :func:`tokenizer_readability`)."""
@@ -438,4 +478,5 @@ __all__ = [
     "ensure_onnx_model",
     "ensure_quantized_model",
     "onnx_available",
+    "quantized_model_path",
 ]

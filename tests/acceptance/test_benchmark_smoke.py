@@ -146,3 +146,4 @@ def test_the_query_embedding_benchmark_times_torch_onnx_and_its_int8_copy(tmp_pa
     assert set(result["cpu_ms_p50"]) == {"torch", "onnx", "onnx-int8"}
     assert all(ms > 0 for ms in result["cpu_ms_p50"].values())
     assert result["cpu_ratio_onnx_over_onnx_int8"] > 0 and result["questions"] == 3
+    assert 0.9 < result["int8_cosine_to_float32"]["min"] < 1.0
