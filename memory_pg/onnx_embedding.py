@@ -7,14 +7,15 @@ sentence-transformers model (cosine 1.0 to six places), from a search's query in
 about half the time, and without importing torch once the file exists.
 
 Stored vectors come from the float32 export only: a dynamic int8 quantisation
-measured at a cosine of 0.94-0.99 to them (per tensor; 0.985-0.996 per channel),
-below the 0.99 a shared model name promises. A search's query is another matter:
-it is embedded on every search and only ranks the stored vectors, so by default
+measured at a cosine of 0.94-0.99 to them on short queries (per tensor; about
+0.99 per channel), below the 0.99 a shared model name promises to a database
+written by either backend. A search's query is another matter: it is embedded on
+every search and only ranks the stored vectors, so by default
 (``MEMORY_PG_QUERY_PRECISION=int8``) it runs on a per-channel int8 copy of the
-export, quantised locally on first use (no download): about half the CPU
-per query, with the same LoCoMo and bilingual recall (benchmarks/README.md,
-"Queries on an int8 copy"). When the copy cannot be built, queries run on the
-float32 model, with a warning.
+export, quantised locally on first use (no download): about half the CPU per
+query, with LoCoMo, zh_dev and bilingual recall within a question or two
+(benchmarks/README.md, "Queries on an int8 copy"). When the copy cannot be built
+or run, queries run on the float32 model, with a warning.
 """
 
 from __future__ import annotations
