@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -139,42 +139,49 @@ def _export(model_dir: Path, target: Path) -> None:
         )
 
 
-def ensure_onnx_model(model_dir: Path, cache_dir: Path | None = None) -> Path:
-    """The exported ONNX file for the weights in ``model_dir``, built on first use.
+def _build_once(target: Path, build: Callable[[Path], None], failed: str) -> Path:
+    """``target``, made by ``build(temporary path)`` when it is not there yet.
 
     Built in a temporary file beside the target and renamed into place, so two
     processes building at once both end with a whole file (the last rename wins;
-    both wrote the same model) and a crash leaves no half file behind. Threads of
-    one process build it once.
+    both wrote the same model) and a crash leaves no half file behind; a file that
+    is not a whole, valid model never takes the target's name. Threads of one
+    process build it once. A failure is :class:`EmbeddingError` starting ``failed``.
     """
-    folder = cache_dir or default_cache_dir()
-    target = folder / f"{model_dir.name}-{_model_key(model_dir)}.onnx"
     if target.is_file():
         return target
     with _export_lock:
         if target.is_file():
             return target
-        logger.info("exporting %s to ONNX at %s (once)", model_dir, target)
+        logger.info("building %s (once)", target)
         tmp: str | None = None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=target.stem + ".", suffix=".tmp")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.stem + ".", suffix=".tmp")
             os.close(fd)
-            _export(model_dir, Path(tmp))
-            # A file that is not a whole, valid model never takes the target's name.
+            build(Path(tmp))
             import onnx
 
             onnx.checker.check_model(tmp)
             os.replace(tmp, target)
         except Exception as exc:
-            raise EmbeddingError(
-                f"could not export {model_dir} to ONNX in {folder}: {exc} "
-                "(MEMORY_PG_EMBEDDING_BACKEND=torch runs the model without it)"
-            ) from exc
+            raise EmbeddingError(f"{failed}: {exc}") from exc
         finally:
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
     return target
+
+
+def ensure_onnx_model(model_dir: Path, cache_dir: Path | None = None) -> Path:
+    """The exported ONNX file for the weights in ``model_dir``, built on first use
+    (see :func:`_build_once`)."""
+    folder = cache_dir or default_cache_dir()
+    return _build_once(
+        folder / f"{model_dir.name}-{_model_key(model_dir)}.onnx",
+        lambda tmp: _export(model_dir, tmp),
+        f"could not export {model_dir} to ONNX in {folder} "
+        "(MEMORY_PG_EMBEDDING_BACKEND=torch runs the model without it)",
+    )
 
 
 #: Bump when the int8 copy's settings change, so old copies are not reused.
@@ -201,45 +208,32 @@ quantize_dynamic(onnx.load(sys.argv[1]), sys.argv[2], per_channel=True,
 """
 
 
+def _quantize(model: Path, tmp: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _QUANTIZE, str(model), str(tmp)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise EmbeddingError(done.stderr.strip()[-1000:] or f"exit {done.returncode}")
+
+
 def ensure_quantized_model(model: Path) -> Path:
     """A per-channel int8 copy of the exported ``model`` beside it, built on first use.
 
     Dynamic quantisation of the weights of its matrix products (ONNX Runtime's
     ``quantize_dynamic``; no calibration data, no download), in a child process
     (a few seconds, once). ``reduce_range`` (7-bit weights) keeps it exact on x86
-    CPUs without VNNI, where 8-bit products can saturate. Written to a temporary
-    file and renamed into place, as :func:`ensure_onnx_model` does.
+    CPUs without VNNI, where 8-bit products can saturate. Built as
+    :func:`_build_once` builds.
     """
-    target = quantized_model_path(model)
-    if target.is_file():
-        return target
-    with _export_lock:
-        if target.is_file():
-            return target
-        logger.info("quantising %s to int8 at %s (once)", model, target)
-        tmp: str | None = None
-        try:
-            fd, tmp = tempfile.mkstemp(dir=model.parent, prefix=target.stem + ".", suffix=".tmp")
-            os.close(fd)
-            done = subprocess.run(
-                [sys.executable, "-c", _QUANTIZE, str(model), tmp],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-            if done.returncode != 0:
-                raise EmbeddingError(done.stderr.strip()[-1000:] or f"exit {done.returncode}")
-            import onnx
-
-            onnx.checker.check_model(tmp)
-            os.replace(tmp, target)
-        except Exception as exc:
-            raise EmbeddingError(f"could not quantise {model} to int8: {exc}") from exc
-        finally:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
-    return target
+    return _build_once(
+        quantized_model_path(model),
+        lambda tmp: _quantize(model, tmp),
+        f"could not quantise {model} to int8",
+    )
 
 
 class _Tokens:

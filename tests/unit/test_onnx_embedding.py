@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -241,12 +242,40 @@ def test_the_int8_copy_is_built_quietly_in_an_application_without_logging(
     assert "quantiz" not in done.stderr.lower(), done.stderr[-2000:]
 
 
-def test_without_an_int8_copy_queries_run_on_the_float32_model(
-    tmp_path: Path, cache_dir: Path, onnx: OnnxEmbedder, caplog: pytest.LogCaptureFixture
+def _taken_by_a_folder(copy: Path) -> None:
+    copy.mkdir()
+
+
+def _another_model(copy: Path) -> None:
+    import onnx as onnx_format
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "other", [x], [y])
+    onnx_format.save(helper.make_model(graph), str(copy))
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        # The copy's name is taken by a folder: it cannot be written.
+        (_taken_by_a_folder, "embedding queries with the float32 model: no int8 copy"),
+        # A whole, loadable model under the copy's name that takes other inputs.
+        (_another_model, "embedding queries with the float32 model: the int8 copy failed"),
+    ],
+    ids=["cannot-be-built", "cannot-run"],
+)
+def test_without_a_working_int8_copy_queries_run_on_the_float32_model(
+    tmp_path: Path,
+    cache_dir: Path,
+    onnx: OnnxEmbedder,
+    caplog: pytest.LogCaptureFixture,
+    spoil: Callable[[Path], None],
+    said: str,
 ) -> None:
     export = _export_alone(cache_dir, tmp_path / "onnx")
-    # The copy's name is taken by a folder: it cannot be written.
-    quantized_model_path(export).mkdir()
+    spoil(quantized_model_path(export))
     embedder = OnnxEmbedder(cache_dir=export.parent)
     with caplog.at_level(logging.WARNING, logger="memory_pg.onnx_embedding"):
         query = embedder.embed_query("where do I live?")
@@ -254,33 +283,8 @@ def test_without_an_int8_copy_queries_run_on_the_float32_model(
     assert np.array_equal(query, onnx.embed_query("where do I live?"))
     assert np.array_equal(again, onnx.embed_query("where did I move?"))
     # Said once, not on every query.
-    assert [r.getMessage() for r in caplog.records] == [
-        "embedding queries with the float32 model: no int8 copy"
-    ]
+    assert [r.getMessage() for r in caplog.records] == [said]
     assert list(export.parent.glob("*.tmp")) == []
-
-
-def test_an_int8_copy_that_cannot_run_leaves_queries_on_the_float32_model(
-    tmp_path: Path, cache_dir: Path, onnx: OnnxEmbedder, caplog: pytest.LogCaptureFixture
-) -> None:
-    import onnx as onnx_format
-    from onnx import TensorProto, helper
-
-    export = _export_alone(cache_dir, tmp_path / "onnx")
-    # A whole, loadable model under the copy's name that takes other inputs.
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
-    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "other", [x], [y])
-    onnx_format.save(helper.make_model(graph), str(quantized_model_path(export)))
-    embedder = OnnxEmbedder(cache_dir=export.parent)
-    with caplog.at_level(logging.WARNING, logger="memory_pg.onnx_embedding"):
-        query = embedder.embed_query("where do I live?")
-        again = embedder.embed_query("where did I move?")
-    assert np.array_equal(query, onnx.embed_query("where do I live?"))
-    assert np.array_equal(again, onnx.embed_query("where did I move?"))
-    assert [r.getMessage() for r in caplog.records] == [
-        "embedding queries with the float32 model: the int8 copy failed"
-    ]
 
 
 def test_the_query_precision_is_chosen_by_setting(monkeypatch: pytest.MonkeyPatch) -> None:
