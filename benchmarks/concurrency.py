@@ -9,6 +9,15 @@ help. Afterwards every acknowledged write is looked up: ``lost_writes`` must be 
 
     python benchmarks/concurrency.py                          # 1..32, 10 s a level
     python benchmarks/concurrency.py --levels 16 --backend torch --duration 20
+    python benchmarks/concurrency.py --open 60:20,100:30 --workers 16   # open loop
+
+``--open S:W,...``: an open loop instead. Searches and writes arrive at S and W per
+second (Poisson arrivals, each its own user and text as above), whether or not the
+earlier ones have finished, and ``--workers`` threads serve them. A call's latency
+runs from its arrival, so time spent waiting for a free worker counts (no
+coordinated omission). In the closed loop, callers never pause, so a search's p50
+is about searchers / throughput whatever the machine; the open loop shows the
+latency at a given load.
 
 Not a test: a measurement; the machine's load average is in the JSON.
 """
@@ -127,6 +136,84 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
     }
 
 
+def run_open(
+    store: Any, users: list[str], searches: float, writes: float, workers: int, seconds: float
+) -> dict[str, Any]:
+    """Poisson arrivals of searches and writes for ``seconds``, served by ``workers``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(int(searches * 1000 + writes))
+    arrivals: list[tuple[float, bool]] = []
+    for rate, writing in ((searches, False), (writes, True)):
+        t = 0.0
+        while rate > 0:
+            t += rng.expovariate(rate)
+            if t >= seconds:
+                break
+            arrivals.append((t, writing))
+    arrivals.sort()
+    search_s: list[float] = []
+    write_s: list[float] = []
+    errors: Counter[str] = Counter()
+    messages: dict[str, str] = {}
+    acked: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def serve(due: float, writing: bool, user: str, texts: list[str]) -> None:
+        try:
+            if writing:
+                ids = store.add_memories(texts, user_id=user)
+            else:
+                store.search(texts[0], user_id=user, top_k=10)
+            took = time.perf_counter() - due  # from the arrival, waiting included
+            with lock:
+                (write_s if writing else search_s).append(took)
+                if writing:
+                    acked.extend((user, mid) for mid in ids)
+        except Exception as exc:  # counted, not raised: the run goes on
+            with lock:
+                errors[type(exc).__name__] += 1
+                messages.setdefault(type(exc).__name__, str(exc)[:300])
+
+    cpu0 = time.process_time()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for at, writing in arrivals:
+            due = start + at
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            # As the closed loop: a write stores 2 new texts, a search asks a new query.
+            texts = (
+                [
+                    " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
+                    for _ in range(2)
+                ]
+                if writing
+                else [" ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"]
+            )
+            pool.submit(serve, due, writing, rng.choice(users), texts)
+    wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu0
+    lost = sum(1 for user, mid in acked if store.get(mid, user_id=user) is None)
+    return {
+        "offered_searches_per_s": searches,
+        "offered_writes_per_s": writes,
+        "workers": workers,
+        "wall_s": round(wall, 1),
+        "searches_per_s": round(len(search_s) / wall, 1),
+        "writes_per_s": round(len(write_s) / wall, 1),
+        "search_ms": {q: pct(search_s, v) for q, v in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))},
+        "write_ms": {q: pct(write_s, v) for q, v in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))},
+        "client_cpu_ms_per_call": round(1000 * cpu / max(len(search_s) + len(write_s), 1), 1),
+        "errors": dict(errors),
+        "error_messages": messages,
+        "acknowledged_writes": len(acked),
+        "lost_writes": lost,
+        "load_average": os.getloadavg()[0],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Seed the users, run each level, print and write JSON."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=20, help="memories per user before the run")
     p.add_argument("--backend", default="auto", help="embedding backend: auto, onnx, torch")
     p.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads per call")
+    p.add_argument(
+        "--open",
+        default=None,
+        help="open loop: comma list of SEARCHES:WRITES offered per second (replaces --levels)",
+    )
+    p.add_argument("--workers", type=int, default=16, help="threads serving the open loop")
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "concurrency.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -161,14 +254,21 @@ def main(argv: list[str] | None = None) -> int:
                 [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(args.seed)],
                 user_id=user,
             )
-        for n in (int(x) for x in args.levels.split(",")):
+        if args.open:
+            for pair in args.open.split(","):
+                searches, writes = (float(x) for x in pair.split(":"))
+                level = run_open(store, users, searches, writes, args.workers, args.duration)
+                levels.append(level)
+                print(json.dumps(level), flush=True)
+        for n in (int(x) for x in args.levels.split(",")) if not args.open else ():
             level = run_level(store, users, n, args.duration, seed=n)
             levels.append(level)
             print(json.dumps(level), flush=True)
     finally:
         store.close()
     report = {
-        "benchmark": "concurrent callers through one MemoryStore (threads)",
+        "benchmark": "concurrent callers through one MemoryStore (threads)"
+        + (", open loop" if args.open else ""),
         "command": "python benchmarks/concurrency.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "embedder": type(embedder).__name__,

@@ -147,3 +147,16 @@ def test_the_query_embedding_benchmark_times_torch_onnx_and_its_int8_copy(tmp_pa
     assert all(ms > 0 for ms in result["cpu_ms_p50"].values())
     assert result["cpu_ratio_onnx_over_onnx_int8"] > 0 and result["questions"] == 3
     assert 0.9 < result["int8_cosine_to_float32"]["min"] < 1.0
+
+
+def test_the_open_loop_benchmark_serves_the_offered_load_and_loses_no_write(tmp_path):
+    from benchmarks.concurrency import main
+
+    out = tmp_path / "open.json"
+    small = "--open 6:3 --duration 2 --users 2 --seed 2 --workers 4"
+    assert main([*small.split(), "--out", str(out)]) == 0
+    (level,) = json.loads(out.read_text())["levels"]
+    assert level["offered_searches_per_s"] == 6 and level["workers"] == 4
+    assert level["searches_per_s"] > 0 and level["acknowledged_writes"] > 0
+    assert level["lost_writes"] == 0 and level["errors"] == {}
+    assert level["search_ms"]["p50"] > 0
