@@ -15,7 +15,9 @@ help. Afterwards every acknowledged write is looked up: ``lost_writes`` must be 
 second (Poisson arrivals, each its own user and text as above), whether or not the
 earlier ones have finished, and ``--workers`` threads serve them. A call's latency
 runs from its arrival, so time spent waiting for a free worker counts (no
-coordinated omission). In the closed loop, callers never pause, so a search's p50
+coordinated omission); how late the dispatcher handed calls over is reported apart
+(``dispatch_lag_ms``). Levels share one store: later levels search users that hold
+the earlier levels' writes. In the closed loop, callers never pause, so a search's p50
 is about searchers / throughput whatever the machine; the open loop shows the
 latency at a given load.
 
@@ -137,12 +139,18 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
 
 
 def run_open(
-    store: Any, users: list[str], searches: float, writes: float, workers: int, seconds: float
+    store: Any,
+    users: list[str],
+    searches: float,
+    writes: float,
+    workers: int,
+    seconds: float,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Poisson arrivals of searches and writes for ``seconds``, served by ``workers``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    rng = random.Random(int(searches * 1000 + writes))
+    rng = random.Random(seed * 1_000_003 + int(searches * 1000 + writes))
     arrivals: list[tuple[float, bool]] = []
     for rate, writing in ((searches, False), (writes, True)):
         t = 0.0
@@ -175,6 +183,9 @@ def run_open(
                 errors[type(exc).__name__] += 1
                 messages.setdefault(type(exc).__name__, str(exc)[:300])
 
+    # How late the dispatcher handed each arrival over (it shares the cores): that
+    # lateness is inside the latencies, and reported apart.
+    lag: list[float] = []
     cpu0 = time.process_time()
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -183,6 +194,7 @@ def run_open(
             delay = due - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
+            lag.append(max(0.0, time.perf_counter() - due))
             # As the closed loop: a write stores 2 new texts, a search asks a new query.
             texts = (
                 [
@@ -199,6 +211,11 @@ def run_open(
     return {
         "offered_searches_per_s": searches,
         "offered_writes_per_s": writes,
+        "arrived_searches": sum(1 for _, writing in arrivals if not writing),
+        "arrived_writes": sum(1 for _, writing in arrivals if writing),
+        "served_searches": len(search_s),
+        "served_writes": len(write_s),
+        "dispatch_lag_ms": {"p50": pct(lag, 0.5), "p99": pct(lag, 0.99), "max": pct(lag, 1.0)},
         "workers": workers,
         "wall_s": round(wall, 1),
         "searches_per_s": round(len(search_s) / wall, 1),
@@ -255,9 +272,11 @@ def main(argv: list[str] | None = None) -> int:
                 user_id=user,
             )
         if args.open:
-            for pair in args.open.split(","):
+            for i, pair in enumerate(args.open.split(",")):
                 searches, writes = (float(x) for x in pair.split(":"))
-                level = run_open(store, users, searches, writes, args.workers, args.duration)
+                level = run_open(
+                    store, users, searches, writes, args.workers, args.duration, seed=i
+                )
                 levels.append(level)
                 print(json.dumps(level), flush=True)
         for n in (int(x) for x in args.levels.split(",")) if not args.open else ():
@@ -272,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python benchmarks/concurrency.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "embedder": type(embedder).__name__,
+        "query_precision": getattr(embedder, "query_precision", None),
         "onnx_threads": getattr(embedder, "threads", None),
         "levels": levels,
     }

@@ -139,14 +139,15 @@ def _export(model_dir: Path, target: Path) -> None:
         )
 
 
-def _build_once(target: Path, build: Callable[[Path], None], failed: str) -> Path:
+def _build_once(target: Path, build: Callable[[Path], None], failed: str, hint: str = "") -> Path:
     """``target``, made by ``build(temporary path)`` when it is not there yet.
 
     Built in a temporary file beside the target and renamed into place, so two
     processes building at once both end with a whole file (the last rename wins;
     both wrote the same model) and a crash leaves no half file behind; a file that
     is not a whole, valid model never takes the target's name. Threads of one
-    process build it once. A failure is :class:`EmbeddingError` starting ``failed``.
+    process build it once. A failure is :class:`EmbeddingError`: ``failed``, the
+    cause, then ``hint`` (what the user can do instead).
     """
     if target.is_file():
         return target
@@ -165,7 +166,7 @@ def _build_once(target: Path, build: Callable[[Path], None], failed: str) -> Pat
             onnx.checker.check_model(tmp)
             os.replace(tmp, target)
         except Exception as exc:
-            raise EmbeddingError(f"{failed}: {exc}") from exc
+            raise EmbeddingError(f"{failed}: {exc}{hint}") from exc
         finally:
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
@@ -179,8 +180,8 @@ def ensure_onnx_model(model_dir: Path, cache_dir: Path | None = None) -> Path:
     return _build_once(
         folder / f"{model_dir.name}-{_model_key(model_dir)}.onnx",
         lambda tmp: _export(model_dir, tmp),
-        f"could not export {model_dir} to ONNX in {folder} "
-        "(MEMORY_PG_EMBEDDING_BACKEND=torch runs the model without it)",
+        f"could not export {model_dir} to ONNX in {folder}",
+        " (MEMORY_PG_EMBEDDING_BACKEND=torch runs the model without it)",
     )
 
 
