@@ -59,46 +59,78 @@ def pct(values: list[float], q: float) -> float | None:
     return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
+def call_texts(rng: random.Random, writing: bool) -> list[str]:
+    """A write's 2 new texts, or a search's new query (so the query cache never helps)."""
+    if writing:
+        return [
+            " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
+            for _ in range(2)
+        ]
+    return [" ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"]
+
+
+class Tally:
+    """Calls made by many threads: their latencies, errors and acknowledged writes."""
+
+    def __init__(self) -> None:
+        self.search_s: list[float] = []
+        self.write_s: list[float] = []
+        self.errors: Counter[str] = Counter()
+        self.messages: dict[str, str] = {}
+        self.acked: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def call(self, store: Any, writing: bool, user: str, texts: list[str], since: float) -> None:
+        """Make one call; its latency runs from ``since``. An error is counted, not raised."""
+        try:
+            if writing:
+                ids = store.add_memories(texts, user_id=user)
+            else:
+                store.search(texts[0], user_id=user, top_k=10)
+            took = time.perf_counter() - since
+            with self._lock:
+                (self.write_s if writing else self.search_s).append(took)
+                if writing:
+                    self.acked.extend((user, mid) for mid in ids)
+        except Exception as exc:  # counted, not raised: the run goes on
+            with self._lock:
+                self.errors[type(exc).__name__] += 1
+                self.messages.setdefault(type(exc).__name__, str(exc)[:300])
+
+    def summary(self, store: Any, wall: float, cpu: float) -> dict[str, Any]:
+        """Throughput, latency quantiles, client CPU per call, errors and lost writes."""
+        calls = len(self.search_s) + len(self.write_s)
+        quantiles = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+        return {
+            "wall_s": round(wall, 1),
+            "searches_per_s": round(len(self.search_s) / wall, 1),
+            "writes_per_s": round(len(self.write_s) / wall, 1),
+            "search_ms": {q: pct(self.search_s, v) for q, v in quantiles},
+            "write_ms": {q: pct(self.write_s, v) for q, v in quantiles},
+            # This process's CPU (model, driver, Python; not PostgreSQL's): unlike
+            # wall time, it does not grow with the machine's load.
+            "client_cpu_ms_per_call": round(1000 * cpu / max(calls, 1), 1),
+            "errors": dict(self.errors),
+            "error_messages": self.messages,
+            "acknowledged_writes": len(self.acked),
+            "lost_writes": sum(1 for u, mid in self.acked if store.get(mid, user_id=u) is None),
+            "load_average": os.getloadavg()[0],
+        }
+
+
 def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -> dict[str, Any]:
     """N callers for ``seconds``; latencies, throughput, errors, acknowledged ids."""
     writers = n * 6 // 16
     stop = time.perf_counter() + seconds
-    search_s: list[float] = []
-    write_s: list[float] = []
-    errors: Counter[str] = Counter()
-    messages: dict[str, str] = {}
-    acked: list[tuple[str, str]] = []
-    lock = threading.Lock()
+    tally = Tally()
 
     def caller(i: int) -> None:
         rng = random.Random(seed * 1000 + i)
         writing = i < writers
         while time.perf_counter() < stop:
             user = rng.choice(users)
-            t0 = time.perf_counter()
-            try:
-                if writing:
-                    texts = [
-                        " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
-                        for _ in range(2)
-                    ]
-                    ids = store.add_memories(texts, user_id=user)
-                    took = time.perf_counter() - t0
-                    with lock:
-                        write_s.append(took)
-                        acked.extend((user, mid) for mid in ids)
-                else:
-                    query = (
-                        " ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"
-                    )
-                    store.search(query, user_id=user, top_k=10)
-                    took = time.perf_counter() - t0
-                    with lock:
-                        search_s.append(took)
-            except Exception as exc:  # counted, not raised: the run goes on
-                with lock:
-                    errors[type(exc).__name__] += 1
-                    messages.setdefault(type(exc).__name__, str(exc)[:300])
+            texts = call_texts(rng, writing)
+            tally.call(store, writing, user, texts, time.perf_counter())
 
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
     cpu0 = time.process_time()
@@ -108,33 +140,12 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    # This process's CPU (model, driver, Python; not PostgreSQL's): unlike wall time,
-    # it does not grow with the machine's load.
     cpu = time.process_time() - cpu0
-    lost = sum(1 for user, mid in acked if store.get(mid, user_id=user) is None)
     return {
         "callers": n,
         "writers": writers,
         "searchers": n - writers,
-        "wall_s": round(wall, 1),
-        "searches_per_s": round(len(search_s) / wall, 1),
-        "writes_per_s": round(len(write_s) / wall, 1),
-        "search_ms": {
-            "p50": pct(search_s, 0.5),
-            "p95": pct(search_s, 0.95),
-            "p99": pct(search_s, 0.99),
-        },
-        "write_ms": {
-            "p50": pct(write_s, 0.5),
-            "p95": pct(write_s, 0.95),
-            "p99": pct(write_s, 0.99),
-        },
-        "client_cpu_ms_per_call": round(1000 * cpu / max(len(search_s) + len(write_s), 1), 1),
-        "errors": dict(errors),
-        "error_messages": messages,
-        "acknowledged_writes": len(acked),
-        "lost_writes": lost,
-        "load_average": os.getloadavg()[0],
+        **tally.summary(store, wall, cpu),
     }
 
 
@@ -160,29 +171,7 @@ def run_open(
                 break
             arrivals.append((t, writing))
     arrivals.sort()
-    search_s: list[float] = []
-    write_s: list[float] = []
-    errors: Counter[str] = Counter()
-    messages: dict[str, str] = {}
-    acked: list[tuple[str, str]] = []
-    lock = threading.Lock()
-
-    def serve(due: float, writing: bool, user: str, texts: list[str]) -> None:
-        try:
-            if writing:
-                ids = store.add_memories(texts, user_id=user)
-            else:
-                store.search(texts[0], user_id=user, top_k=10)
-            took = time.perf_counter() - due  # from the arrival, waiting included
-            with lock:
-                (write_s if writing else search_s).append(took)
-                if writing:
-                    acked.extend((user, mid) for mid in ids)
-        except Exception as exc:  # counted, not raised: the run goes on
-            with lock:
-                errors[type(exc).__name__] += 1
-                messages.setdefault(type(exc).__name__, str(exc)[:300])
-
+    tally = Tally()
     # How late the dispatcher handed each arrival over (it shares the cores): that
     # lateness is inside the latencies, and reported apart.
     lag: list[float] = []
@@ -195,39 +184,21 @@ def run_open(
             if delay > 0:
                 time.sleep(delay)
             lag.append(max(0.0, time.perf_counter() - due))
-            # As the closed loop: a write stores 2 new texts, a search asks a new query.
-            texts = (
-                [
-                    " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
-                    for _ in range(2)
-                ]
-                if writing
-                else [" ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"]
-            )
-            pool.submit(serve, due, writing, rng.choice(users), texts)
+            texts = call_texts(rng, writing)
+            # Latency from the arrival: waiting for a free worker counts.
+            pool.submit(tally.call, store, writing, rng.choice(users), texts, due)
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu0
-    lost = sum(1 for user, mid in acked if store.get(mid, user_id=user) is None)
     return {
         "offered_searches_per_s": searches,
         "offered_writes_per_s": writes,
         "arrived_searches": sum(1 for _, writing in arrivals if not writing),
         "arrived_writes": sum(1 for _, writing in arrivals if writing),
-        "served_searches": len(search_s),
-        "served_writes": len(write_s),
+        "served_searches": len(tally.search_s),
+        "served_writes": len(tally.write_s),
         "dispatch_lag_ms": {"p50": pct(lag, 0.5), "p99": pct(lag, 0.99), "max": pct(lag, 1.0)},
         "workers": workers,
-        "wall_s": round(wall, 1),
-        "searches_per_s": round(len(search_s) / wall, 1),
-        "writes_per_s": round(len(write_s) / wall, 1),
-        "search_ms": {q: pct(search_s, v) for q, v in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))},
-        "write_ms": {q: pct(write_s, v) for q, v in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))},
-        "client_cpu_ms_per_call": round(1000 * cpu / max(len(search_s) + len(write_s), 1), 1),
-        "errors": dict(errors),
-        "error_messages": messages,
-        "acknowledged_writes": len(acked),
-        "lost_writes": lost,
-        "load_average": os.getloadavg()[0],
+        **tally.summary(store, wall, cpu),
     }
 
 
