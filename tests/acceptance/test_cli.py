@@ -268,3 +268,24 @@ def test_turns_frame_each_other_unless_the_environment_says_not(db_url, tmp_path
     proc = run(["add", "x", "--user", "bob"], bad, check=False)
     assert proc.returncode == 1 and "MEMORY_PG_SESSION_CONTEXT" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_query_precision_is_chosen_by_the_environment(db_url, tmp_path):
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    for text in ("We chose PostgreSQL for the billing service", "My sister lives in Lyon"):
+        run(["add", text, "--user", "carol"], env)
+    for precision in ("int8", "float32"):
+        found = run(
+            ["search", "which database did we choose", "--user", "carol", "--json"],
+            {**env, "MEMORY_PG_QUERY_PRECISION": precision},
+        )
+        hits = json.loads(found.stdout)
+        assert hits[0]["text"] == "We chose PostgreSQL for the billing service", precision
+    # A bad value is a clear error before anything is written.
+    bad = {**env, "MEMORY_PG_QUERY_PRECISION": "half"}
+    proc = run(["add", "another fact", "--user", "carol"], bad, check=False)
+    assert proc.returncode == 1 and "MEMORY_PG_QUERY_PRECISION" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    out = tmp_path / "carol.jsonl"
+    run(["export", "--user", "carol", "-o", str(out)], env)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
