@@ -59,10 +59,30 @@ SMALL_PULL_MIN = 100
 #: 100k (benchmarks/lexical_bound.py): queries of only common words p95 165 -> 97 ms,
 #: 0.963 of the unbounded top 10 kept when all rows share one time (the worst case).
 LEXICAL_SCAN_MAX = 4000
+#: For a user with more memories than the sample: when at least this many of their
+#: memories hold every word of the query, those memories are the leg's candidates
+#: (with the vector leg's own candidates that hold a query word), and the words do
+#: not also pull the memories that hold only some of them. A memory that lacks a
+#: word loses that word's whole IDF from its BM25 score; on template text, where
+#: every word is in thousands of a heavy user's memories, pulling them all was most
+#: of a search's time. Fewer full matches than this: the words pull as above.
+FULL_MATCHES_ENOUGH = 5
+
+
+def _joined(terms: Any, op: str) -> Any:
+    """The query's words as one tsquery, each in parentheses, joined by ``op``."""
+    word = literal("(").concat(func.querytree(terms.c.q_any)).concat(literal(")"))
+    return select(
+        func.coalesce(func.string_agg(word, literal(op)), literal("")).cast(TSQUERY)
+    ).scalar_subquery()
 
 
 def lexical_leg(
-    conds: list[ColumnElement[bool]], english: bool, cjk: bool, rs: RankingSettings
+    conds: list[ColumnElement[bool]],
+    english: bool,
+    cjk: bool,
+    rs: RankingSettings,
+    near_ids: Any | None = None,
 ) -> Any:
     """The full-text candidates, ranked by BM25 with per-user document frequencies.
 
@@ -79,6 +99,10 @@ def lexical_leg(
 
     ``english`` and ``cjk`` say which word lists the query has; the lists themselves
     are the parameters ``lex_{en,cjk}_{any,own}`` (from ``term_queries``).
+
+    ``near_ids`` (a select of one ``id`` column) are the vector leg's candidates. For
+    a user larger than the sample, whose matches are bounded (``LEXICAL_SCAN_MAX``,
+    ``FULL_MATCHES_ENOUGH``), they are scored too, by whichever query words they hold.
     """
     words = []
     for config, present, name in ((ENGLISH, english, "en"), (SIMPLE, cjk, "cjk")):
@@ -124,7 +148,14 @@ def lexical_leg(
         .cte("recent")
         .prefix_with("MATERIALIZED")
     )
-    n_recent = select(func.count()).select_from(recent).scalar_subquery()
+    # Counted once: every use below reads the one row.
+    sampled = (
+        select(func.count().label("n"))
+        .select_from(recent)
+        .cte("sampled")
+        .prefix_with("MATERIALIZED")
+    )
+    n_recent = select(sampled.c.n).scalar_subquery()
     df = (
         select(func.count())
         .select_from(recent)
@@ -178,15 +209,46 @@ def lexical_leg(
     # candidates come from the GIN index. One branch runs; the other's one-time
     # filter is false before it reads a row.
     whole = n_recent < IDF_SAMPLE
-    scored = []
+    # A larger user's memories that hold every word (GIN intersects the words' posting
+    # lists, rarest first, before it reads a row), the most recent first.
+    full = (
+        select(m.c.id, m.c.search_tsv)
+        .where(*conds, ~whole, m.c.search_tsv.op("@@")(_joined(terms, " & ")))
+        .order_by(m.c.created_at.desc())
+        .limit(LEXICAL_SCAN_MAX)
+        .cte("full_matches")
+        .prefix_with("MATERIALIZED")
+    )
+    enough = select(func.count()).select_from(full).scalar_subquery() >= FULL_MATCHES_ENOUGH
+    # Too few of those: the pulling words bring the memories that hold some words.
     pulled = (
         select(m.c.id, m.c.search_tsv)
-        .where(*conds, ~whole, m.c.search_tsv.op("@@")(pulling))
+        .where(*conds, ~whole, ~enough, m.c.search_tsv.op("@@")(pulling))
         .order_by(m.c.created_at.desc())
         .limit(LEXICAL_SCAN_MAX)
         .subquery("pulled")
     )
-    for source, where in ((recent, [whole]), (pulled, [])):
+    sources: list[tuple[Any, list[ColumnElement[bool]]]] = [
+        (recent, [whole, recent.c.search_tsv.op("@@")(pulling)]),
+        (pulled, [pulled.c.search_tsv.op("@@")(pulling)]),
+        (full, []),
+    ]
+    if near_ids is not None:
+        # The vector leg's candidates get their full-text score too, whichever words
+        # they hold: the fusion ranks them by both legs.
+        near = (
+            select(m.c.id, m.c.search_tsv)
+            .where(
+                *conds,
+                ~whole,
+                m.c.id.in_(near_ids),
+                m.c.search_tsv.op("@@")(_joined(terms, " | ")),
+            )
+            .subquery("near")
+        )
+        sources.append((near, []))
+    scored = []
+    for source, where in sources:
         tsv = source.c.search_tsv
         own_len = func.length(func.ts_filter(tsv, literal_column("'{d}'::\"char\"[]")))
         per_term = case(
@@ -199,12 +261,14 @@ def lexical_leg(
         length_norm = (BM25_K1 + 1.0) / (
             1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * own_len / BM25_AVG_LENGTH)
         )
-        scored.append(
-            select(source.c.id, (matched * length_norm).label("bm25")).where(
-                *where, tsv.op("@@")(pulling)
-            )
-        )
-    both = union_all(*scored).subquery("lex_scored")
+        scored.append(select(source.c.id, (matched * length_norm).label("bm25")).where(*where))
+    # A memory found by two sources has one score.
+    raw_scored = union_all(*scored).subquery("lex_raw")
+    both = (
+        select(raw_scored.c.id, func.max(raw_scored.c.bm25).label("bm25"))
+        .group_by(raw_scored.c.id)
+        .subquery("lex_scored")
+    )
     lex_inner = (
         select(both.c.id, both.c.bm25)
         .order_by(both.c.bm25.desc(), both.c.id)

@@ -319,6 +319,7 @@ def search_statement(
             lexical.SMALL_PULL_MAX_SHARE,
             lexical.SMALL_PULL_MIN,
             lexical.LEXICAL_SCAN_MAX,
+            lexical.FULL_MATCHES_ENOUGH,
         ),
     )
     values: dict[str, Any] = {
@@ -397,7 +398,7 @@ def build_search(shape: SearchShape) -> Select[Any]:
         func.row_number().over(order_by=vec_inner.c.distance).label("rank"),
     ).cte("vec")
 
-    lex = lexical.lexical_leg(conds, shape.english, shape.cjk, rs)
+    lex = lexical.lexical_leg(conds, shape.english, shape.cjk, rs, select(vec.c.id))
 
     fused = (
         select(

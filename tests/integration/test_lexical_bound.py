@@ -16,6 +16,12 @@ def _ranked(store: Any, query: str) -> list[tuple[str, float, float]]:
     return [(h["id"], h["score"], round(h["lexical"], 6)) for h in hits]
 
 
+def _full_text_only(store: Any, query: str, top_k: int) -> dict[str, float]:
+    """The full-text leg alone (``full_text_only``): each hit's text and score, in order."""
+    hits = store.search(query, top_k=top_k, full_text_only=True, track_access=False)
+    return {h["text"]: h["lexical"] for h in hits}
+
+
 def _same_ranking(a: list[tuple[str, float, float]], b: list[tuple[str, float, float]]) -> bool:
     """Same memories in the same order with the same full-text scores. The final score
     holds recency, which moves with the clock between the two searches (by about 1e-6
@@ -58,10 +64,66 @@ def test_beyond_the_bound_only_the_most_recent_matches_score(
     # One call each: each memory is newer than the one before.
     for i in range(8):
         store.add_memory(f"coffee with Anna, visit {i}")
-    hits = store.search("coffee", top_k=8, track_access=False)
-    by_text = {h["text"]: h["lexical"] for h in hits}
-    matched = sorted(text for text, lexical in by_text.items() if lexical > 0)
-    assert matched == [f"coffee with Anna, visit {i}" for i in (5, 6, 7)]
+    by_text = _full_text_only(store, "coffee", 8)
+    assert sorted(by_text) == [f"coffee with Anna, visit {i}" for i in (5, 6, 7)]
+    assert all(score > 0 for score in by_text.values())
+
+
+FULL = [f"coffee with Anna at the bakery, visit {i}" for i in range(6)]
+PARTIAL = [f"coffee at the station, visit {i}" for i in range(4)] + [
+    "Anna bakes bread on Sundays",
+    "the bakery on the corner closed",
+]
+
+
+def test_when_enough_memories_hold_every_word_they_alone_are_pulled(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A heavy user (more memories than the sample) whose every query word pulls.
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "PULL_MAX_SHARE", 1.0)
+    store.add_memories(FULL + PARTIAL)
+    query = "coffee with Anna at the bakery"
+
+    # Six memories hold every word, more than FULL_MATCHES_ENOUGH: they are the leg's.
+    assert len(FULL) >= lexical.FULL_MATCHES_ENOUGH
+    tiered = _full_text_only(store, query, 20)
+    assert sorted(tiered) == sorted(FULL)
+
+    # Asking for more full matches than there are: the words pull the partial ones
+    # too, and the full matches still rank first, with the same scores.
+    monkeypatch.setattr(lexical, "FULL_MATCHES_ENOUGH", len(FULL) + 1)
+    pulled = _full_text_only(store, query, 20)
+    assert set(pulled) == set(FULL + PARTIAL)
+    assert list(pulled)[: len(FULL)] == list(tiered)
+    assert all(pulled[t] == pytest.approx(tiered[t]) for t in FULL)
+    assert all(0 < pulled[t] < min(tiered.values()) for t in PARTIAL)
+
+
+def test_a_heavy_users_vector_candidates_get_their_full_text_score(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A heavy user: "Caroline" is in most of the sampled memories, so it pulls no
+    # candidates; "painting" does.
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "PULL_MAX_SHARE", 0.25)
+    store.add_memories(
+        [f"Caroline went hiking on day {i}" for i in range(6)]
+        + ["Caroline started painting sunsets", "Melanie: the kids love the beach"]
+    )
+    query = "When did Caroline start painting"
+    alone = _full_text_only(store, query, 8)
+    assert list(alone) == ["Caroline started painting sunsets"]
+
+    # In the hybrid search the hiking memories come from the vector leg, and the
+    # full-text leg scores them by the word they hold, below the painting one.
+    hits = store.search(query, top_k=8, track_access=False)
+    lexical_of = {h["text"]: h["lexical"] or 0.0 for h in hits}
+    assert hits[0]["text"] == "Caroline started painting sunsets"
+    assert lexical_of["Caroline started painting sunsets"] == 1.0
+    hiking = [t for t in lexical_of if "hiking" in t]
+    assert hiking and all(0 < lexical_of[t] < 1.0 for t in hiking)
+    assert lexical_of.get("Melanie: the kids love the beach", 0.0) == 0.0
 
 
 def test_a_word_in_most_of_a_small_users_memories_scores_but_pulls_no_match(
