@@ -255,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--out", default=None, help="JSON result file")
     p.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    p.add_argument(
+        "--one-user",
+        action="store_true",
+        help="write every conversation to one user (a heavy user: more memories than the "
+        "full-text leg's document-frequency sample) and search each question there",
+    )
     args = p.parse_args(argv)
 
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
@@ -290,8 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     t_ingest = 0.0
     n_memories = 0
     try:
-        for sample in data:
-            user = f"locomo-{run_id}-{sample['sample_id']}"
+
+        def ingest(sample: dict[str, Any], user: str, prefix: str) -> list[Turn]:
+            nonlocal t_ingest, n_memories
             turns = turns_of(sample["conversation"])
             units = units_of(turns, args.unit)
             t0 = time.perf_counter()
@@ -301,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
                     "memory_type": "dialogue",
                     "event_time": turns[i].when,
                     # One conversation session: its turns follow one another (issue 19).
-                    "metadata": {"dia_ids": ids, "session_id": f"s{turns[i].session}"},
+                    "metadata": {
+                        "dia_ids": [prefix + d for d in ids],
+                        "session_id": f"{prefix}s{turns[i].session}",
+                    },
                     "context": context_of(turns, i, args.unit),
                 }
                 for i, text, ids in units
@@ -319,24 +329,33 @@ def main(argv: list[str] | None = None) -> int:
                 store.add_memories(items, user_id=user)
             t_ingest += time.perf_counter() - t0
             n_memories += len(units)
+            return turns
+
+        def ask(sample: dict[str, Any], user: str, prefix: str, turns: list[Turn]) -> None:
             # Plain cosine baseline: each turn as "speaker: text", the same model, exact
-            # search (the text alone, without the speaker, gets 24% Recall@5).
-            plain = embedder.embed_documents([f"{t.speaker}: {t.text}" for t in turns])
+            # search (the text alone, without the speaker, gets 24% Recall@5). Over this
+            # conversation's turns: not run with --one-user.
+            plain = (
+                None
+                if args.one_user
+                else embedder.embed_documents([f"{t.speaker}: {t.text}" for t in turns])
+            )
             # The questions are asked after the last session: "in June" is the June
             # before it, not the one before today.
             asked = max(t.when for t in turns) + timedelta(days=1)
             valid = {t.dia_id for t in turns}
             for qa in sample["qa"]:
-                evidence = {e for e in qa.get("evidence", []) if e in valid}
+                evidence = {prefix + e for e in qa.get("evidence", []) if e in valid}
                 if not evidence:
                     continue
                 question = qa["question"]
                 qv = embedder.embed_query(question)
-                order = np.argsort(-(plain @ qv))[: max(KS)]
-                found = [[turns[j].dia_id] for j in order]
-                results["plain-cosine"].append(
-                    (qa["category"], {k: recall(found, evidence, k) for k in KS})
-                )
+                if plain is not None:
+                    order = np.argsort(-(plain @ qv))[: max(KS)]
+                    found = [[turns[j].dia_id] for j in order]
+                    results["plain-cosine"].append(
+                        (qa["category"], {k: recall(found, evidence, k) for k in KS})
+                    )
                 for (name, ranking), expand in (
                     (v, x) for v in variants.items() for x in expansions
                 ):
@@ -368,7 +387,21 @@ def main(argv: list[str] | None = None) -> int:
                             if k not in per_k and (k == top or top == max(KS)):
                                 per_k[k] = recall(found, evidence, k)
                     results[label].append((qa["category"], per_k))
+
+        if args.one_user:
+            # Every conversation in one user's memories: more than the full-text leg's
+            # document-frequency sample, so its heavy-user path ranks them.
+            user = f"locomo-{run_id}-all"
+            prefixed = [(s, f"{s['sample_id']}/") for s in data]
+            turns_by = [ingest(s, user, prefix) for s, prefix in prefixed]
+            for (s, prefix), turns in zip(prefixed, turns_by, strict=True):
+                ask(s, user, prefix, turns)
             store.clear_user_memory(user)
+        else:
+            for sample in data:
+                user = f"locomo-{run_id}-{sample['sample_id']}"
+                ask(sample, user, "", ingest(sample, user, ""))
+                store.clear_user_memory(user)
     finally:
         store.close()
         embedder.save()
@@ -379,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": len(data),
         "memories": n_memories,
         "unit": args.unit,
+        "one_user": args.one_user,
         "embedding_model": embedder.model_name,
         "ingest_s": round(t_ingest, 1),
         "command": "python benchmarks/locomo.py " + " ".join(argv or sys.argv[1:]),
