@@ -122,6 +122,21 @@ def test_the_search_use_cost_benchmark_reports_the_ways_and_the_tables_updates(t
     assert result["use_updates"] > 0 and 0 <= result["hot_share"] <= 1
 
 
+def test_the_full_matches_benchmark_runs_both_sides_on_the_same_heavy_user(tmp_path, db_url):
+    from benchmarks import full_matches
+    from memory_pg.sql import lexical
+
+    out = tmp_path / "full_matches.json"
+    # 1200 memories: more than the full-text leg's 1000-memory sample, a heavy user.
+    tiny = "--rows 1200 --queries 6 --pool 300"
+    result = full_matches.main([*tiny.split(), "--database-url", db_url, "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    assert set(result["store_ms"]) == {"full matches first", "words always pull"}
+    assert all(side["n"] == 6 and side["p50"] > 0 for side in result["store_ms"].values())
+    assert result["queries"] == 6 and 0 < result["top10_kept"] <= 1
+    assert result["full_matches_enough"] == lexical.FULL_MATCHES_ENOUGH  # restored after
+
+
 def test_the_bulk_load_benchmark_times_the_loaded_users_searches_and_writes_both_ways(tmp_path):
     from benchmarks.bulk_load_stats import main
 
