@@ -8,7 +8,8 @@ the two sides taking turns on the same data:
 
 * ``full matches first``: the shipped leg (``lexical.FULL_MATCHES_ENOUGH``);
 * ``words always pull``: the same statement with that threshold out of reach, so
-  the words pull the memories that hold only some of them, as before it existed.
+  the words pull the memories that hold only some of them, as before it existed
+  (both sides score the vector leg's candidates, which came with the threshold).
 
 Reported: store p50 / p95 / p99 per side, and what the first side costs in
 results: the share of the second side's top 10 it also returns, how many top 10s
@@ -42,6 +43,7 @@ OUT_OF_REACH = 10**9
 
 
 def _pct(xs: list[float], q: float) -> float:
+    """The ``q``-th percentile of ``xs``, to 0.1 ms."""
     return round(float(np.percentile(xs, q)), 1)
 
 
@@ -53,7 +55,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--pool", type=int, default=10_000, help="texts embedded for real")
     p.add_argument("--home", default=None, help="the embedded server's folder")
     p.add_argument("--keep", action="store_true", help="reuse the rows when already there")
-    p.add_argument("--database-url", default=None, help="a scratch database instead of --home")
+    p.add_argument(
+        "--database-url",
+        default=None,
+        help="a scratch database instead of --home: its memory tables are emptied "
+        "unless --keep finds the rows",
+    )
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "full_matches.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         "--one-user",
         action="store_true",
         help="write every conversation to one user (a heavy user: more memories than the "
-        "full-text leg's document-frequency sample) and search each question there",
+        "full-text leg's document-frequency sample) and search each question there, "
+        "asked at the end of its own conversation (another's later turns count as recent)",
     )
     args = p.parse_args(argv)
 
@@ -298,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
 
         def ingest(sample: dict[str, Any], user: str, prefix: str) -> list[Turn]:
+            """Write one conversation's turns to ``user``, their ids under ``prefix``."""
             nonlocal t_ingest, n_memories
             turns = turns_of(sample["conversation"])
             units = units_of(turns, args.unit)
@@ -332,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             return turns
 
         def ask(sample: dict[str, Any], user: str, prefix: str, turns: list[Turn]) -> None:
+            """Search each question of one conversation as ``user``; record its recall."""
             # Plain cosine baseline: each turn as "speaker: text", the same model, exact
             # search (the text alone, without the speaker, gets 24% Recall@5). Over this
             # conversation's turns: not run with --one-user.

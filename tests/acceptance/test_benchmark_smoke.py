@@ -127,8 +127,9 @@ def test_the_full_matches_benchmark_runs_both_sides_on_the_same_heavy_user(tmp_p
     from memory_pg.sql import lexical
 
     out = tmp_path / "full_matches.json"
-    # 1200 memories: more than the full-text leg's 1000-memory sample, a heavy user.
-    tiny = "--rows 1200 --queries 6 --pool 300"
+    # 1200 memories: more than the full-text leg's 1000-memory sample, a heavy user;
+    # from 100 texts, so each query's own text is in about 12 of them (full matches).
+    tiny = "--rows 1200 --queries 6 --pool 100"
     result = full_matches.main([*tiny.split(), "--database-url", db_url, "--out", str(out)])
     assert json.loads(out.read_text()) == result
     assert set(result["store_ms"]) == {"full matches first", "words always pull"}

@@ -17,7 +17,8 @@ def _ranked(store: Any, query: str) -> list[tuple[str, float, float]]:
 
 
 def _full_text_only(store: Any, query: str, top_k: int) -> dict[str, float]:
-    """The full-text leg alone (``full_text_only``): each hit's text and score, in order."""
+    """The full-text leg alone (``full_text_only``): each hit's text and ``lexical``
+    score, in rank order."""
     hits = store.search(query, top_k=top_k, full_text_only=True, track_access=False)
     return {h["text"]: h["lexical"] for h in hits}
 
@@ -98,6 +99,24 @@ def test_when_enough_memories_hold_every_word_they_alone_are_pulled(
     assert list(pulled)[: len(FULL)] == list(tiered)
     assert all(pulled[t] == pytest.approx(tiered[t]) for t in FULL)
     assert all(0 < pulled[t] < min(tiered.values()) for t in PARTIAL)
+
+
+def test_another_users_full_matches_neither_count_nor_show(
+    store: Any, make_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "PULL_MAX_SHARE", 1.0)
+    bob = make_store(user_id="bob")
+    bob.add_memories(FULL + [f"bob's note {i}" for i in range(4)])
+    # Alice holds two full matches: too few by her own memories, so her words pull
+    # her partial matches too; Bob's six full matches do not count for her.
+    store.add_memories(FULL[:2] + PARTIAL)
+    assert 2 < lexical.FULL_MATCHES_ENOUGH <= len(FULL)
+    alice_sees = _full_text_only(store, "coffee with Anna at the bakery", 20)
+    assert set(alice_sees) == set(FULL[:2] + PARTIAL)
+    hits = store.search("coffee with Anna at the bakery", top_k=20, track_access=False)
+    assert {h["user_id"] for h in hits} == {"alice"}
+    assert set(_full_text_only(bob, "coffee with Anna at the bakery", 20)) == set(FULL)
 
 
 def test_a_heavy_users_vector_candidates_get_their_full_text_score(
