@@ -69,12 +69,15 @@ LEXICAL_SCAN_MAX = 4000
 FULL_MATCHES_ENOUGH = 5
 
 
-def _joined(terms: Any, op: str) -> Any:
-    """The query's words as one tsquery, each in parentheses, joined by ``op``."""
+def _joined(terms: Any, op: str, *where: ColumnElement[bool]) -> Any:
+    """The query's words (those meeting ``where``) as one tsquery, each in parentheses,
+    joined by ``op``; no word: the empty tsquery, which matches nothing."""
     word = literal("(").concat(func.querytree(terms.c.q_any)).concat(literal(")"))
-    return select(
-        func.coalesce(func.string_agg(word, literal(op)), literal("")).cast(TSQUERY)
-    ).scalar_subquery()
+    return (
+        select(func.coalesce(func.string_agg(word, literal(op)), literal("")).cast(TSQUERY))
+        .where(*where)
+        .scalar_subquery()
+    )
 
 
 def lexical_leg(
@@ -180,28 +183,22 @@ def lexical_leg(
     # Words that pull candidates: for a user larger than the sample, all but the ones
     # common for this user, unless every word is that common.
     rarest = select(func.min(terms.c.df)).scalar_subquery()
-    pulling = (
-        select(
-            func.coalesce(
-                func.string_agg(func.querytree(terms.c.q_any), literal(" | ")), literal("")
-            ).cast(TSQUERY)
-        )
-        .where(
-            or_(
-                # A user under the sample: every word pulls while they hold few
-                # memories, then the words in at most a quarter of them.
-                and_(
-                    terms.c.n < IDF_SAMPLE,
-                    or_(
-                        terms.c.n < SMALL_PULL_MIN,
-                        terms.c.df <= terms.c.n * SMALL_PULL_MAX_SHARE,
-                    ),
+    pulling = _joined(
+        terms,
+        " | ",
+        or_(
+            # A user under the sample: every word pulls while they hold few
+            # memories, then the words in at most a quarter of them.
+            and_(
+                terms.c.n < IDF_SAMPLE,
+                or_(
+                    terms.c.n < SMALL_PULL_MIN,
+                    terms.c.df <= terms.c.n * SMALL_PULL_MAX_SHARE,
                 ),
-                terms.c.df <= terms.c.n * PULL_MAX_SHARE,
-                terms.c.df == rarest,
-            )
-        )
-        .scalar_subquery()
+            ),
+            terms.c.df <= terms.c.n * PULL_MAX_SHARE,
+            terms.c.df == rarest,
+        ),
     )
     # A user with fewer memories than the sample has them all in ``recent``: they are
     # scored there, and the GIN index is never read (its posting lists span every
