@@ -21,7 +21,9 @@ share. Example (from the repository root)::
         --profile /tmp/ingest.prof
 
 prints one JSON line per run; ``--profile`` writes a cProfile of each
-supersession-on run (``python -m pstats``). Runs on a fresh embedded server in a
+supersession-on run (``python -m pstats``); ``--drop-index NAME`` drops an index of
+the memories table first, to see what it costs per stored memory (a measurement
+only: the store's searches need them). Runs on a fresh embedded server in a
 temporary folder, or on ``--database-url`` (a scratch database: its memory tables
 are emptied).
 """
@@ -56,6 +58,14 @@ def main() -> None:
     p.add_argument("--supersession", choices=("on", "off", "both"), default="both")
     p.add_argument("--profile", help="cProfile output prefix (supersession-on runs)")
     p.add_argument("--database-url")
+    p.add_argument(
+        "--drop-index",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop this index of the memories table before the runs (repeatable): what "
+        "one index costs per stored memory, e.g. memory_pg_memories_embedding_hnsw_idx",
+    )
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -96,6 +106,7 @@ def main() -> None:
         else:
             store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
         try:
+            _drop_indexes(store, args.drop_index)
             for mode in modes:
                 lookup.table = {}
                 if mode == "precomputed" and vectors is not None:
@@ -113,6 +124,23 @@ def main() -> None:
                     print(json.dumps(out), flush=True)
         finally:
             store.close()
+
+
+def _drop_indexes(store: Any, names: list[str]) -> None:
+    """Drop the named indexes of the memories table (a scratch database's)."""
+    from sqlalchemy import bindparam
+
+    with store.engine.begin() as conn:
+        for name in names:
+            found = conn.execute(
+                text(
+                    "SELECT format('DROP INDEX %I', indexname) FROM pg_indexes "
+                    "WHERE tablename = 'memory_pg_memories' AND indexname = :name"
+                ).bindparams(bindparam("name", name))
+            ).scalar_one_or_none()
+            if found is None:
+                raise SystemExit(f"no index {name!r} on memory_pg_memories")
+            conn.execute(text(found))
 
 
 def _run(
@@ -168,6 +196,7 @@ def _run(
         "per_s": round(args.size / ingest, 1),
         "current": current,
         "load_1min": round(os.getloadavg()[0], 2),
+        "dropped_indexes": args.drop_index,
     }
     if mode == "model":
         out["raw_embedding_per_s"] = round(args.size / raw, 1)
