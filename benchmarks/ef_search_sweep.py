@@ -5,15 +5,18 @@ the one heavy user of a database that ``run.py`` filled and kept.
 database. This rebuilds that scenario's data (same pool, same seeds: the texts are
 unique, so each returned row maps back to its vector), then for each ``ef_search``:
 
-* the vector leg alone (``ORDER BY embedding <=> q LIMIT 10`` under the user's
-  filters, iterative scan as the store sets it), Recall@10 against exact, tie-aware
-  as ``run.py`` counts it;
+* the vector leg alone (``run.py``'s own: the search's filters, the tenant and
+  the HNSW settings as the store sets them, the planner's choice of index),
+  Recall@10 against exact, tie-aware as ``run.py`` counts it;
 * the public ``store.search`` (top 10, precomputed query vector), p50 / p95 / p99.
 
     python benchmarks/run.py --sizes 1000000 --scenarios one --heavy-max 1000000 \\
-        --systems memory-pg --e2e-size 0 --database-url URL
+        --systems memory-pg --e2e-size 0 --pool 10000 --database-url URL
     python benchmarks/ef_search_sweep.py --database-url URL --size 1000000 \\
-        --ef 100,200,400,800 --out benchmarks/results/ef_search_sweep.json
+        --pool 10000 --ef 100,200,400,800 --out benchmarks/results/ef_search_sweep.json
+
+``--size`` and ``--pool`` must be ``run.py``'s: the rows are found again by their
+texts. With 60 queries the p99 is the slowest search.
 
 Not a test: a measurement, reported with the command that reproduced it.
 """
@@ -23,65 +26,44 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sqlalchemy import text  # noqa: E402
-
-from benchmarks.data import build_dataset, embed_pool, make_texts  # noqa: E402
-from benchmarks.systems import LookupEmbedder  # noqa: E402
-
-VECTOR_LEG = text(
-    "SELECT text FROM memory_pg_memories WHERE user_id = :user_id "
-    "AND superseded_at IS NULL ORDER BY embedding <=> CAST(:q AS vector) LIMIT 10"
-)
-HNSW = text(
-    "SELECT set_config('hnsw.ef_search', :ef, true), "
-    "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-)
+from benchmarks.data import build_dataset, exact_top_k  # noqa: E402
+from benchmarks.run import _recall  # noqa: E402
+from benchmarks.systems import LookupEmbedder, MemoryPg, real_pool  # noqa: E402
 
 
-def main() -> None:
-    """Sweep ``--ef`` and print (and write) one JSON report."""
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Sweep ``--ef``; print, write (``--out``) and return one JSON report."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--database-url", required=True)
     p.add_argument("--size", type=int, required=True, help="the run.py scenario's size")
-    p.add_argument("--pool", type=int, default=10_000, help="run.py's --pool")
+    p.add_argument("--pool", type=int, default=20_000, help="run.py's --pool (its default)")
     p.add_argument("--queries", type=int, default=60)
     p.add_argument("--ef", default="100,200,400,800")
     p.add_argument("--out")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from memory_pg.embedding import get_embedder
     from memory_pg.store import MemoryStore
 
-    real = get_embedder("all-MiniLM-L6-v2")
-    pool_texts = make_texts(min(args.pool, args.size))
-    pool_vectors = embed_pool(
-        [t for t, _ in pool_texts],
-        real.embed_documents,
-        REPO / "benchmarks" / "results" / "tmp",
-        real.model_name,
-    )
+    real, pool_texts, pool_vectors = real_pool(min(args.pool, args.size))
     # run.py builds its one-user scenario with 100 queries; the first --queries are used.
     data = build_dataset(f"one-{args.size}", args.size, 1, pool_texts, pool_vectors, queries=100)
-    row_of = {t: i for i, t in enumerate(data.texts)}
     queries = list(zip(data.query_texts, data.query_vectors, strict=True))[: args.queries]
-    # The 10th exact similarity per query (minus run.py's tie tolerance).
-    floors = [float(np.partition(data.vectors @ qv, -10)[-10]) - 1e-5 for _, qv in queries]
+    exact = exact_top_k(data, 10)[: len(queries)]
     lookup = LookupEmbedder(real)
     lookup.table = {qt: qv for qt, qv in queries}
     store = MemoryStore(args.database_url, embedder=lookup)
+    harness = MemoryPg(store, lookup, None)
+    row_of = harness.id_of(data)
     user = data.query_users[0]
     report: dict[str, Any] = {
         "size": args.size,
@@ -91,18 +73,11 @@ def main() -> None:
     }
     try:
         for ef in (int(x) for x in args.ef.split(",")):
-            recalls = []
-            with store.engine.connect() as conn:
-                for (_, qv), floor in zip(queries, floors, strict=True):
-                    with conn.begin():
-                        conn.execute(HNSW.bindparams(ef=str(ef)))
-                        vector = "[" + ",".join(f"{x:.7g}" for x in qv.tolist()) + "]"
-                        found = conn.execute(
-                            VECTOR_LEG.bindparams(user_id=user, q=vector)
-                        ).scalars()
-                        near = sum(1 for t in found if float(data.vectors[row_of[t]] @ qv) >= floor)
-                    recalls.append(near / 10)
             store.ef_search = ef
+            found = [
+                [row_of(i) for i in harness.vector_leg(user, qv, "planner")] for _, qv in queries
+            ]
+            recall = _recall(found, exact, data)
             for qt, _ in queries[:5]:  # warm
                 store.search(qt, top_k=10, user_id=user)
             samples = []
@@ -112,7 +87,7 @@ def main() -> None:
                 samples.append((time.perf_counter() - t0) * 1000)
             samples.sort()
             row = {
-                "vector_leg_recall_at_10": round(statistics.fmean(recalls), 3),
+                "vector_leg_recall_at_10": recall,
                 "search_p50_ms": round(samples[len(samples) // 2], 1),
                 "search_p95_ms": round(samples[int(len(samples) * 0.95)], 1),
                 "search_p99_ms": round(samples[min(len(samples) - 1, int(len(samples) * 0.99))], 1),
@@ -124,6 +99,7 @@ def main() -> None:
     print(json.dumps(report))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    return report
 
 
 if __name__ == "__main__":

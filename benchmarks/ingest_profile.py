@@ -105,8 +105,9 @@ def main() -> None:
             store = MemoryStore(args.database_url, embedder=lookup, auto_migrate=True)
         else:
             store = MemoryStore(home=Path(tmp) / "pg", embedder=lookup)
+        dropped: list[str] = []
         try:
-            _drop_indexes(store, args.drop_index)
+            dropped = _drop_indexes(store, args.drop_index)
             for mode in modes:
                 lookup.table = {}
                 if mode == "precomputed" and vectors is not None:
@@ -123,24 +124,37 @@ def main() -> None:
                         )
                     print(json.dumps(out), flush=True)
         finally:
+            if args.database_url:
+                _restore_indexes(store, dropped)
             store.close()
 
 
-def _drop_indexes(store: Any, names: list[str]) -> None:
-    """Drop the named indexes of the memories table (a scratch database's)."""
+def _drop_indexes(store: Any, names: list[str]) -> list[str]:
+    """Drop the named indexes of the memories table; returns their definitions, for
+    :func:`_restore_indexes`."""
     from sqlalchemy import bindparam
 
+    found = text(
+        "SELECT format('DROP INDEX %I.%I', schemaname, indexname), indexdef FROM pg_indexes "
+        "WHERE schemaname = current_schema() AND tablename = 'memory_pg_memories' "
+        "AND indexname = :name"
+    )
+    definitions = []
     with store.engine.begin() as conn:
         for name in names:
-            found = conn.execute(
-                text(
-                    "SELECT format('DROP INDEX %I', indexname) FROM pg_indexes "
-                    "WHERE tablename = 'memory_pg_memories' AND indexname = :name"
-                ).bindparams(bindparam("name", name))
-            ).scalar_one_or_none()
-            if found is None:
+            row = conn.execute(found.bindparams(bindparam("name", name))).one_or_none()
+            if row is None:
                 raise SystemExit(f"no index {name!r} on memory_pg_memories")
-            conn.execute(text(found))
+            conn.exec_driver_sql(row[0])  # a name quoted by the server, no parameters
+            definitions.append(row[1])
+    return definitions
+
+
+def _restore_indexes(store: Any, definitions: list[str]) -> None:
+    """Build the dropped indexes again (a ``--database-url`` database outlives the run)."""
+    with store.engine.begin() as conn:
+        for definition in definitions:
+            conn.exec_driver_sql(definition)
 
 
 def _run(

@@ -64,7 +64,8 @@ def real_pool(size: int = 10_000) -> tuple[Any, list[tuple[str, str]], np.ndarra
     real = get_embedder("all-MiniLM-L6-v2")
     pool = make_texts(size)
     texts = [t for t, _ in pool]
-    cache = Path("benchmarks/results/tmp")
+    # run.py's default cache (under its default --out), wherever this runs from.
+    cache = Path(__file__).resolve().parent / "results" / "tmp"
     return real, pool, embed_pool(texts, real.embed_documents, cache, real.model_name)
 
 

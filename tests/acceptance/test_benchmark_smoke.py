@@ -56,6 +56,25 @@ def test_the_harness_measures_memory_pg_with_the_projects_own_dependencies(tmp_p
     assert result["network_connections_outside_loopback"] == []
 
 
+def test_the_ef_search_sweep_measures_the_heavy_user_that_run_py_kept(tmp_path, db_url):
+    from benchmarks.ef_search_sweep import main as sweep
+    from benchmarks.run import main
+
+    # 300 memories from a pool of 100 texts: most rows are noisy copies with numbered
+    # texts, as at 1M, and the sweep must find each returned row's vector again.
+    one_user = "--sizes 300 --pool 100 --scenarios one --heavy-max 300 --systems memory-pg"
+    kept = "--queries 10 --e2e-size 0 --one-by-one 5 --no-plot --tag sweep".split()
+    main([*one_user.split(), *kept, "--database-url", db_url, "--out", str(tmp_path)])
+    swept = "--size 300 --pool 100 --queries 8 --ef 10,40"
+    report = sweep([*swept.split(), "--database-url", db_url])
+    assert report["queries"] == 8
+    assert set(report["ef_search"]) == {10, 40}
+    for row in report["ef_search"].values():
+        # 300 memories: the planner's vector leg is an exact scan, whatever ef_search.
+        assert row["vector_leg_recall_at_10"] == 1.0
+        assert 0 < row["search_p50_ms"] <= row["search_p99_ms"]
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("chromadb") is None or importlib.util.find_spec("mem0") is None,
     reason="the peers are not installed: pip install -r benchmarks/requirements.txt",
