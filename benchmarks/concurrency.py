@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -256,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(level), flush=True)
     finally:
         store.close()
+        shutil.rmtree(home, ignore_errors=True)  # the embedded server's files
     report = {
         "benchmark": "concurrent callers through one MemoryStore (threads)"
         + (", open loop" if args.open else ""),

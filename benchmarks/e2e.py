@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -180,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         report["load_average_after"] = os.getloadavg()
     finally:
         store.close()
+        shutil.rmtree(home, ignore_errors=True)  # the embedded server's files
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

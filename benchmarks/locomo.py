@@ -20,6 +20,7 @@ import inspect
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -408,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         store.close()
         embedder.save()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)  # the embedded server's files
 
     report = {
         "benchmark": "locomo evidence retrieval",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -62,7 +63,8 @@ def main() -> int:
     args = p.parse_args()
     sample = json.loads(Path(args.data).read_text(encoding="utf-8"))[0]
     turns = turns_of(sample["conversation"])[: args.writes]
-    store = MemoryStore(home=tempfile.mkdtemp(prefix="memory-pg-relcost-"))
+    home = tempfile.mkdtemp(prefix="memory-pg-relcost-")
+    store = MemoryStore(home=home)
     record, find = relations.plan_record, relations.with_entities
     timings: dict[str, list[float]] = {"write": [], "write_no_relations": []}
     try:
@@ -105,6 +107,7 @@ def main() -> int:
     finally:
         relations.plan_record, relations.with_entities = record, find
         store.close()
+        shutil.rmtree(home, ignore_errors=True)  # the embedded server's files
     report = {
         "benchmark": "relations cost",
         "command": "python benchmarks/relations_cost.py " + " ".join(sys.argv[1:]),

@@ -20,6 +20,7 @@ import argparse
 import inspect
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -80,14 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    home = None
     if args.database_url:
         store = MemoryStore(
             args.database_url, embedding_model=args.embedding_model, auto_migrate=True
         )
     else:
-        store = MemoryStore(
-            home=tempfile.mkdtemp(prefix="memory-pg-zhdev-"), embedding_model=args.embedding_model
-        )
+        home = tempfile.mkdtemp(prefix="memory-pg-zhdev-")
+        store = MemoryStore(home=home, embedding_model=args.embedding_model)
     takes_now = "now" in inspect.signature(store.search).parameters
     base = store.ranking
     run = uuid.uuid4().hex[:8]
@@ -138,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
             store.clear_user_memory(uid)
     finally:
         store.close()
+        if home:
+            shutil.rmtree(home, ignore_errors=True)  # the embedded server's files
 
     report: dict[str, Any] = {
         "benchmark": "Chinese personal-memory dev set (benchmarks/zh_dev.json)",

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -190,7 +192,10 @@ def test_the_open_loop_benchmark_serves_the_offered_load_and_loses_no_write(tmp_
 
     out = tmp_path / "open.json"
     small = "--open 6:3 --duration 2 --users 2 --seed 2 --workers 4"
+    homes = set(Path(tempfile.gettempdir()).glob("memory-pg-concurrency-*"))
     assert main([*small.split(), "--out", str(out)]) == 0
+    # The run's embedded server and its files are gone with it.
+    assert set(Path(tempfile.gettempdir()).glob("memory-pg-concurrency-*")) == homes
     (level,) = json.loads(out.read_text())["levels"]
     assert level["offered_searches_per_s"] == 6 and level["workers"] == 4
     # Every arrival was served, and every acknowledged write is there.
