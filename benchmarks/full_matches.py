@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -78,10 +79,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     data = build_dataset("one", args.rows, 1, pool, vectors, queries=args.queries)
     lookup = LookupEmbedder(real)
+    scratch = None  # a folder of our own, removed at the end
     if args.database_url:
         store = MemoryStore(args.database_url, embedder=lookup, auto_migrate=True)
     else:
-        home = Path(args.home or tempfile.mkdtemp(prefix="memory-pg-full-matches-"))
+        scratch = None if args.home else tempfile.mkdtemp(prefix="memory-pg-full-matches-")
+        home = Path(args.home or scratch)
         home.mkdir(parents=True, exist_ok=True)
         os.chmod(home, 0o755)  # the embedded server may run as another user
         store = MemoryStore(home=home / "pg", embedder=lookup)
@@ -139,6 +142,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         lexical.FULL_MATCHES_ENOUGH = enough
         store.close()
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -51,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "lexical_bound.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    scratch = None if args.home else tempfile.mkdtemp(prefix="memory-pg-lex-")
     store = MemoryStore(
-        home=args.home or tempfile.mkdtemp(prefix="memory-pg-lex-"),
+        home=args.home or scratch,
         embedding_model="all-MiniLM-L6-v2",
     )
     dim = 384
@@ -136,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         lexical.LEXICAL_SCAN_MAX = bound
         store.close()
+        if scratch:  # a folder of our own: nothing to --keep
+            shutil.rmtree(scratch, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

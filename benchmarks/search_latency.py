@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -62,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         "--keep", action="store_true", help="keep the rows, and reuse them when already there"
     )
     args = p.parse_args(argv)
+    scratch = None  # a folder of our own, removed at the end
     if args.database_url:
         store = MemoryStore(
             args.database_url, embedding_model="all-MiniLM-L6-v2", auto_migrate=True
         )
     else:
+        scratch = None if args.home else tempfile.mkdtemp(prefix="memory-pg-lat-")
         store = MemoryStore(
-            home=args.home or tempfile.mkdtemp(prefix="memory-pg-lat-"),
+            home=args.home or scratch,
             embedding_model="all-MiniLM-L6-v2",
         )
     dim = store.embedder.dimension
@@ -172,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                 c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
     finally:
         store.close()
+        if scratch:  # a folder of our own: nothing to --keep
+            shutil.rmtree(scratch, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
