@@ -74,7 +74,8 @@ def test_the_ef_search_sweep_measures_the_heavy_user_that_run_py_kept(tmp_path, 
     for row in report["ef_search"].values():
         # 300 memories: the planner's vector leg is an exact scan, whatever ef_search.
         assert row["vector_leg_recall_at_10"] == 1.0
-        assert 0 < row["search_p50_ms"] <= row["search_p99_ms"]
+        assert 0 < row["search_ms"]["p50_ms"] <= row["search_ms"]["p99_ms"]
+        assert row["search_ms"]["n"] == 8
 
 
 @pytest.mark.skipif(
