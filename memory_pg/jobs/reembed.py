@@ -23,14 +23,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
+import psycopg
+from psycopg import sql as psycopg_sql
 from sqlalchemy import Connection, Engine
 
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import EmbeddingError, InvalidArgument
 from memory_pg.roles import require_owner
-from memory_pg.sql import setup, statement
+from memory_pg.sql import named, setup, statement
 from memory_pg.sql.core import vector_literal
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,10 @@ logger = logging.getLogger(__name__)
 #: Settings row naming the model a run in progress re-embeds to.
 REEMBED_SETTING = "reembed"
 EMBEDDING_SETTING = "embedding"
+#: Settings row keeping the HNSW index's build settings from the swap to the rebuild.
+GRAPH_SETTING = "hnsw_index"
+#: The schema's build settings (tables.py, migration 0002), for an index that had none.
+GRAPH_DEFAULTS = {"m": 16, "ef_construction": 64}
 
 #: Called after each batch with (done, total).
 Progress = Callable[[int, int], None]
@@ -213,6 +219,9 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
         conn.execute(statement("reembed_lock_table"))
         if int(conn.execute(statement("reembed_pending")).scalar() or 0):
             return False
+        graph = {r.name: int(r.value) for r in conn.execute(statement("hnsw_index_options"))}
+        if graph:  # none when an earlier run stopped before the rebuild: keep its record
+            conn.execute(setup.write_setting(GRAPH_SETTING, graph))
         conn.execute(statement("reembed_swap_drop"))
         conn.execute(statement("reembed_swap_rename"))
         conn.execute(statement("reembed_swap_not_null"))
@@ -223,16 +232,26 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
 
 
 def _ensure_index(engine: Engine) -> None:
-    """(Re)build the HNSW index without blocking searches; repairs a failed build."""
+    """(Re)build the HNSW index without blocking searches; repairs a failed build.
+
+    The graph gets the ``m`` and ``ef_construction`` the dropped index had (a DBA
+    may have raised them for users holding many memories), else the schema's.
+    """
     with engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        graph = {**GRAPH_DEFAULTS, **(_setting(conn, GRAPH_SETTING) or {})}
+        create = psycopg_sql.SQL(named("hnsw_index_create")).format(
+            m=psycopg_sql.Literal(int(graph["m"])),
+            ef_construction=psycopg_sql.Literal(int(graph["ef_construction"])),
+        )
         # Building an index over many rows takes longer than any query should.
         conn.execute(statement("statement_timeout_off"))
         try:
             state = conn.execute(statement("hnsw_index_state")).first()
             if state is not None and not state.valid:
                 conn.execute(statement("hnsw_index_drop"))
-            conn.execute(statement("hnsw_index_create"))
+            driver = cast("psycopg.Connection[Any]", conn.connection.driver_connection)
+            driver.execute(create)
         finally:
             conn.execute(statement("statement_timeout_reset"))
 

@@ -59,10 +59,20 @@ SELECT i.indisvalid AS valid
 -- name: hnsw_index_drop
 DROP INDEX CONCURRENTLY IF EXISTS memory_pg_memories_embedding_hnsw_idx
 
+-- name: hnsw_index_options
+-- The graph's build settings as the index holds them, a DBA's ALTER INDEX ... SET
+-- included: the swap drops the index with its column, and the rebuild uses them.
+SELECT o.option_name AS name, o.option_value AS value
+  FROM pg_class c, pg_options_to_table(c.reloptions) AS o
+ WHERE c.relname = 'memory_pg_memories_embedding_hnsw_idx'
+   AND o.option_name IN ('m', 'ef_construction')
+
 -- name: hnsw_index_create
+-- CREATE INDEX CONCURRENTLY takes no bound parameter and cannot run in a DO block:
+-- {m} and {ef_construction} are psycopg sql.Literal integers (jobs/reembed.py).
 CREATE INDEX CONCURRENTLY IF NOT EXISTS memory_pg_memories_embedding_hnsw_idx
     ON memory_pg_memories USING hnsw (embedding vector_cosine_ops)
-    WITH (m = 16, ef_construction = 64)
+    WITH (m = {m}, ef_construction = {ef_construction})
 
 -- name: reembed_embedding_dim
 SELECT set_config('memory_pg.embedding_dim', :d, true)

@@ -167,3 +167,30 @@ def test_reembed_refuses_a_vector_with_no_direction_and_keeps_the_old_one(store,
         engine.dispose()
     hit = store.search("what is the cat called", top_k=1, min_similarity=0.3)[0]
     assert hit["text"] == "The cat is called Miso"
+
+
+def _graph_options(raw):
+    row = raw.execute(
+        "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories_embedding_hnsw_idx'"
+    ).fetchone()
+    return sorted(row[0]) if row else None
+
+
+def test_reembed_rebuilds_the_graph_with_the_settings_a_dba_gave_it(store, raw, db_url, embedder):
+    ids = store.add_memories(TEXTS)
+    # A DBA raised ef_construction for users holding many memories (benchmarks/README.md).
+    raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (ef_construction = 200)")
+    engine = create_engine(db_url)
+    try:
+        reembed(engine, embedder, batch_size=10)
+        assert _graph_options(raw) == ["ef_construction=200", "m=16"]
+        assert _index_ok(raw)
+        # A run that stopped after the swap, before the rebuild, left no index: the
+        # next run still rebuilds it with the DBA's settings.
+        raw.execute("DROP INDEX memory_pg_memories_embedding_hnsw_idx")
+        reembed(engine, embedder, batch_size=10)
+    finally:
+        engine.dispose()
+    assert _graph_options(raw) == ["ef_construction=200", "m=16"]
+    assert _index_ok(raw)
+    assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
