@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 pytestmark = pytest.mark.slow
 
@@ -76,6 +77,27 @@ def test_the_ef_search_sweep_measures_the_heavy_user_that_run_py_kept(tmp_path, 
         assert row["vector_leg_recall_at_10"] == 1.0
         assert 0 < row["search_ms"]["p50_ms"] <= row["search_ms"]["p99_ms"]
         assert row["search_ms"]["n"] == 8
+
+
+def test_the_hnsw_density_benchmark_builds_each_graph_and_leaves_no_table(db_url):
+    from benchmarks.hnsw_density import main as density
+
+    # 600 rows, 30 copies of each of 20 pool texts; ef_search 1000 > 600 rows walks
+    # the whole graph, so the search is exact and the recall counting must say so.
+    tiny = "--rows 600 --pool 20 --settings 4:8,8:16 --ef 1000 --queries 8 --inserts 100"
+    report = density([*tiny.split(), "--database-url", db_url])
+    assert [(s["m"], s["ef_construction"]) for s in report["settings"]] == [(4, 8), (8, 16)]
+    for row in report["settings"]:
+        assert row["recall@10_ef1000"] == 1.0
+        assert row["same_text_ef1000"] == 1.0
+        assert abs(row["cosine_gap_ef1000"]) < 1e-4
+        assert row["index_mb"] > 0 and row["insert_ms_per_row"] > 0
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT to_regclass('hnsw_density')")).scalar() is None
+    finally:
+        engine.dispose()
 
 
 @pytest.mark.skipif(
