@@ -19,9 +19,10 @@ mismatch: restart them with the new model.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
@@ -44,6 +45,9 @@ EMBEDDING_SETTING = "embedding"
 GRAPH_SETTING = "hnsw_index"
 #: The schema's build settings (tables.py, migration 0002), for an index that had none.
 GRAPH_DEFAULTS = {"m": 16, "ef_construction": 64}
+#: pgvector's bounds for each (hnsw.c); it also needs ef_construction >= 2 * m.
+_GRAPH_LIMITS = {"m": (2, 100), "ef_construction": (4, 1000)}
+_WHOLE_NUMBER = re.compile(r"[1-9][0-9]{0,3}")
 
 #: Called after each batch with (done, total).
 Progress = Callable[[int, int], None]
@@ -132,6 +136,8 @@ def reembed(
         with conn.begin():
             recorded = _setting(conn, EMBEDDING_SETTING)
             running = _setting(conn, REEMBED_SETTING)
+            # A graph the rebuild could not build is refused before anything is written.
+            _graph_settings(conn)
             present = bool(conn.execute(statement("reembed_column_exists")).scalar())
         report = ReembedReport(
             model=model,
@@ -219,8 +225,8 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
         conn.execute(statement("reembed_lock_table"))
         if int(conn.execute(statement("reembed_pending")).scalar() or 0):
             return False
-        graph = {r.name: int(r.value) for r in conn.execute(statement("hnsw_index_options"))}
-        if graph:  # none when an earlier run stopped before the rebuild: keep its record
+        graph = _graph_settings(conn)
+        if graph is not None:  # no index: an earlier run stopped before the rebuild
             conn.execute(setup.write_setting(GRAPH_SETTING, graph))
         conn.execute(statement("reembed_swap_drop"))
         conn.execute(statement("reembed_swap_rename"))
@@ -231,18 +237,67 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
     return True
 
 
+def _graph_int(key: str, value: object) -> int:
+    low, high = _GRAPH_LIMITS[key]
+    text = str(value).strip()
+    # PostgreSQL also reads 0x20 or 040 (octal) here; only plain decimals are taken.
+    if not _WHOLE_NUMBER.fullmatch(text) or not low <= int(text) <= high:
+        raise InvalidArgument(
+            f"the HNSW index's {key} is {text!r}, not a whole number from {low} to {high}: "
+            f"set it with ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET ({key} = N) "
+            "and run reembed again"
+        )
+    return int(text)
+
+
+def _checked_graph(options: Mapping[str, object]) -> dict[str, int]:
+    graph = {key: _graph_int(key, options.get(key, GRAPH_DEFAULTS[key])) for key in GRAPH_DEFAULTS}
+    if graph["ef_construction"] < 2 * graph["m"]:
+        raise InvalidArgument(
+            f"the HNSW index's ef_construction ({graph['ef_construction']}) is less than "
+            f"twice its m ({graph['m']}), which pgvector cannot build: raise ef_construction "
+            "with ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (...) and run "
+            "reembed again"
+        )
+    return graph
+
+
+def _graph_settings(conn: Connection) -> dict[str, int] | None:
+    """The vector column's HNSW build settings (its options over the schema's); None: no index.
+
+    Raises:
+        InvalidArgument: options pgvector could not build a new index with.
+    """
+    indexes = conn.execute(statement("hnsw_index_options")).all()
+    if not indexes:
+        return None
+    if len(indexes) > 1:
+        logger.warning(
+            "reembed: %d HNSW indexes on the vector column (%s); the rebuild makes one, "
+            "with the settings of %s",
+            len(indexes),
+            ", ".join(i.name for i in indexes),
+            indexes[0].name,
+        )
+    options: dict[str, str] = {}
+    for option in indexes[0].options:  # "m=16", as reloptions holds them
+        key, _, value = str(option).partition("=")
+        options[key] = value
+    return _checked_graph(options)
+
+
 def _ensure_index(engine: Engine) -> None:
     """(Re)build the HNSW index without blocking searches; repairs a failed build.
 
-    The graph gets the ``m`` and ``ef_construction`` the dropped index had (a DBA
-    may have raised them for users holding many memories), else the schema's.
+    The graph gets the ``m`` and ``ef_construction`` set on the dropped index (a
+    DBA may have raised them for users holding many memories), else the schema's.
     """
     with engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
-        graph = {**GRAPH_DEFAULTS, **(_setting(conn, GRAPH_SETTING) or {})}
+        graph = _checked_graph(_setting(conn, GRAPH_SETTING) or {})
         create = psycopg_sql.SQL(named("hnsw_index_create")).format(
-            m=psycopg_sql.Literal(int(graph["m"])),
-            ef_construction=psycopg_sql.Literal(int(graph["ef_construction"])),
+            m=psycopg_sql.Literal(graph["m"]),
+            ef_construction=psycopg_sql.Literal(graph["ef_construction"]),
         )
         # Building an index over many rows takes longer than any query should.
         conn.execute(statement("statement_timeout_off"))

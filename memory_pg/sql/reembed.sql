@@ -1,5 +1,6 @@
 -- Named blocks of the reembed job's SQL, read by memory_pg.sql.named (one block per "-- name:").
--- Every value is a bound parameter; identifiers are fixed.
+-- Every value is a bound parameter and identifiers are fixed, except hnsw_index_create's
+-- two integers (see there).
 
 -- name: reembed_column_exists
 SELECT EXISTS (
@@ -60,12 +61,18 @@ SELECT i.indisvalid AS valid
 DROP INDEX CONCURRENTLY IF EXISTS memory_pg_memories_embedding_hnsw_idx
 
 -- name: hnsw_index_options
--- The graph's build settings as the index holds them, a DBA's ALTER INDEX ... SET
--- included: the swap drops the index with its column, and the rebuild uses them.
-SELECT o.option_name AS name, o.option_value AS value
-  FROM pg_class c, pg_options_to_table(c.reloptions) AS o
- WHERE c.relname = 'memory_pg_memories_embedding_hnsw_idx'
-   AND o.option_name IN ('m', 'ef_construction')
+-- Every HNSW index on the vector column, whatever its name, with the options a DBA
+-- gave it (ALTER INDEX ... SET): the swap drops them with the column. The schema's
+-- index first.
+SELECT c.relname AS name, coalesce(c.reloptions, '{}') AS options
+  FROM pg_index i
+  JOIN pg_class c ON c.oid = i.indexrelid
+  JOIN pg_am a ON a.oid = c.relam
+  JOIN pg_attribute t ON t.attrelid = i.indrelid AND t.attnum = i.indkey[0]
+ WHERE i.indrelid = 'memory_pg_memories'::regclass
+   AND a.amname = 'hnsw'
+   AND t.attname = 'embedding'
+ ORDER BY c.relname <> 'memory_pg_memories_embedding_hnsw_idx', c.relname
 
 -- name: hnsw_index_create
 -- CREATE INDEX CONCURRENTLY takes no bound parameter and cannot run in a DO block:

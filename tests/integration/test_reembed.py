@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import create_engine
 
-from memory_pg.errors import EmbeddingDimensionMismatch, EmbeddingError
+from memory_pg.errors import EmbeddingDimensionMismatch, EmbeddingError, InvalidArgument
 from memory_pg.jobs.reembed import reembed
 
 
@@ -193,4 +193,35 @@ def test_reembed_rebuilds_the_graph_with_the_settings_a_dba_gave_it(store, raw, 
         engine.dispose()
     assert _graph_options(raw) == ["ef_construction=200", "m=16"]
     assert _index_ok(raw)
+    assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+
+
+def test_reembed_forgets_settings_the_dba_took_back(store, raw, db_url, embedder):
+    store.add_memories(TEXTS)
+    raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (ef_construction = 200)")
+    engine = create_engine(db_url)
+    try:
+        reembed(engine, embedder, batch_size=10)
+        # Back to pgvector's default: the next rebuild must not bring 200 back.
+        raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx RESET (m, ef_construction)")
+        reembed(engine, embedder, batch_size=10)
+    finally:
+        engine.dispose()
+    assert _graph_options(raw) == ["ef_construction=64", "m=16"]
+
+
+def test_reembed_refuses_a_graph_pgvector_cannot_build_before_writing(store, raw, db_url, embedder):
+    ids = store.add_memories(TEXTS)
+    # pgvector accepts this ALTER, but a build needs ef_construction >= 2 * m.
+    raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (m = 48)")
+    vectors = "SELECT id, embedding::text FROM memory_pg_memories ORDER BY id"
+    before = raw.execute(vectors).fetchall()
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(InvalidArgument, match="ef_construction"):
+            reembed(engine, Projected(embedder), batch_size=10)
+    finally:
+        engine.dispose()
+    after = raw.execute(vectors).fetchall()
+    assert after == before and _index_ok(raw) and _column_dim(raw) == embedder.dimension
     assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
