@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -81,9 +82,14 @@ def load(engine: Engine, rows: int, expirable: int, users: int, dim: int) -> flo
                 LOAD, {"users": users, "dim": dim, "expirable": expirable, "lo": lo, "hi": hi}
             )
     # pgvector builds the graph in memory while it fits in maintenance_work_mem
-    # and far more slowly on disk after: at 1M x 384-d, 1 GB held about 600k
-    # vectors. Room for every vector and its neighbour lists, at least 1 GB.
-    graph_mb = max(1024, rows * (dim * 4 + 1024) * 3 // 2 // 2**20)
+    # and far more slowly on disk after: at 1M x 384-d, 1 GB holds roughly 600k
+    # vectors (estimated from their size). Room for every vector and its
+    # neighbour lists, at least 1 GB; a parallel build reserves all of it as
+    # shared memory, so at most a quarter of the machine's.
+    graph_mb = min(
+        max(1024, rows * (dim * 4 + 1024) * 3 // 2 // 2**20),
+        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**20,
+    )
     with engine.begin() as conn:
         conn.execute(text("SET LOCAL statement_timeout = 0"))
         conn.execute(

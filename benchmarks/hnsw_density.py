@@ -12,7 +12,9 @@ index:
 * the data is ``run.py``'s (``build_dataset``, one user): ``--rows`` rows made from
   ``--pool`` pool texts' real vectors plus noise, queries a pool vector plus
   three times the noise; the exact top 10 by brute force;
-* a bare table (``id``, ``embedding vector(384)``) filled once; for each ``M:EFC``
+* a bare table ``hnsw_density`` (``id``, ``embedding vector(384)``; one of that
+  name in ``--database-url`` is dropped first, and the table is dropped at the end)
+  filled once; for each ``M:EFC``
   in ``--settings`` the HNSW index (cosine) is built (time, size), then Recall@10,
   tie-aware as ``run.py`` counts it, and the statement's p50 for each
   ``--ef``; then ``--inserts`` more rows are inserted in batches of 100 and timed
@@ -103,8 +105,12 @@ def _drop_extra(conn: psycopg.Connection[Any], first_id: int) -> None:
 
 def _build(conn: psycopg.Connection[Any], m: int, efc: int, rows: int) -> dict[str, Any]:
     conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(INDEX)))
-    # In-memory build: room for every vector and its neighbour lists (at least 1 GB).
-    graph_mb = max(1024, rows * (384 * 4 + 16 * m) * 3 // 2 // 2**20)
+    # In-memory build: room for every vector and its neighbour lists (at least 1 GB);
+    # a parallel build reserves it as shared memory: at most a quarter of the machine's.
+    graph_mb = min(
+        max(1024, rows * (384 * 4 + 16 * m) * 3 // 2 // 2**20),
+        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**20,
+    )
     conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (str(graph_mb) + "MB",))
     started = time.perf_counter()
     conn.execute(
@@ -236,9 +242,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 row["index_ms_per_row"] = round((secs - bare) * 1000 / args.inserts, 3)
                 report["settings"].append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
-            conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(TABLE)))
-            conn.commit()
     finally:
+        if server is None:  # a database of the caller's: leave no table behind
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(TABLE)))
         if server is not None:
             server.stop()
         if scratch is not None:
