@@ -124,15 +124,17 @@ def engine_mode(engine: Engine) -> str:
     return _engine_modes.get(engine, "auto")
 
 
-def require_session(engine: Engine, job: str) -> None:
-    """Refuse a job that holds a session advisory lock on a per-transaction pooler.
+def require_session(engine: Engine, job: str, holds: str = "a session lock") -> None:
+    """Refuse a job that holds session state across transactions on a per-transaction pooler.
 
-    Its lock and unlock would run on different server connections: the lock would
-    stay with a server connection and every later run would skip (or wait).
+    A session advisory lock's lock and unlock would run on different server
+    connections: the lock would stay with a server connection and every later run
+    would skip (or wait). ``reembed``'s session ``statement_timeout`` would be set
+    on one server connection and its index build run on another.
     """
     if engine_mode(engine) == "transaction":
         raise ConfigurationError(
-            f"`{job}` holds a session lock, which a transaction pooler cannot keep: "
+            f"`{job}` holds {holds}, which a transaction pooler cannot keep: "
             "connect it to PostgreSQL directly or through a session-mode pool "
             "(MEMORY_PG_MAINTENANCE_DATABASE_URL, or --database-url for migrate)"
         )

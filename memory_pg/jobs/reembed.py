@@ -30,6 +30,7 @@ import psycopg
 from psycopg import sql as psycopg_sql
 from sqlalchemy import Connection, Engine
 
+from memory_pg import pooling
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import EmbeddingError, InvalidArgument
 from memory_pg.roles import require_owner
@@ -128,6 +129,8 @@ def reembed(
     """
     if batch_size < 1:
         raise InvalidArgument("batch_size must be at least 1")
+    # CREATE INDEX CONCURRENTLY runs outside a transaction, under a session timeout.
+    pooling.require_session(engine, "reembed", "a session's statement_timeout")
     started = time.monotonic()
     model, dimension = str(embedder.model_name), int(embedder.dimension)
     target: dict[str, Any] = {"model": model, "dimension": dimension}

@@ -14,11 +14,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from sqlalchemy import text
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import ConfigurationError, DatabaseError, QueryTimeout
 from memory_pg.jobs import forget as forget_job
+from memory_pg.jobs.reembed import reembed
 from memory_pg.store import MemoryStore
 from tests.conftest import PgServer
 from tests.integration._pgbouncer import Bouncer, run_pgbouncer
@@ -172,6 +174,17 @@ def test_jobs_with_a_session_lock_refuse_a_transaction_pooler(db_url: str, embed
     try:
         with pytest.raises(ConfigurationError, match="session lock"):
             forget_job.forget(store.engine)
+        # reembed sets a session statement_timeout around its index build.
+        with pytest.raises(ConfigurationError, match="reembed"):
+            reembed(store.engine, embedder)
+        with store.engine.connect() as conn:
+            columns = conn.execute(
+                text(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_name = 'memory_pg_memories'"
+                )
+            ).scalars()
+            assert "embedding_next" not in set(columns)
     finally:
         store.close()
 
