@@ -130,7 +130,7 @@ def reembed(
     if batch_size < 1:
         raise InvalidArgument("batch_size must be at least 1")
     # CREATE INDEX CONCURRENTLY runs outside a transaction, under a session timeout.
-    pooling.require_session(engine, "reembed", "a session's statement_timeout")
+    pooling.require_session(engine, "reembed", "a session statement_timeout over its index build")
     started = time.monotonic()
     model, dimension = str(embedder.model_name), int(embedder.dimension)
     target: dict[str, Any] = {"model": model, "dimension": dimension}
@@ -139,8 +139,10 @@ def reembed(
         with conn.begin():
             recorded = _setting(conn, EMBEDDING_SETTING)
             running = _setting(conn, REEMBED_SETTING)
-            # A graph the rebuild could not build is refused before anything is written.
-            _graph_settings(conn)
+            # A graph the rebuild could not build is refused before anything is written:
+            # the index's settings, or with no index those an earlier swap recorded.
+            if _graph_settings(conn) is None:
+                _checked_graph(_setting(conn, GRAPH_SETTING) or {}, RECORD_FIX)
             present = bool(conn.execute(statement("reembed_column_exists")).scalar())
         report = ReembedReport(
             model=model,
@@ -228,7 +230,7 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
         conn.execute(statement("reembed_lock_table"))
         if int(conn.execute(statement("reembed_pending")).scalar() or 0):
             return False
-        graph = _graph_settings(conn)
+        graph = _graph_settings(conn, warn=True)
         if graph is not None:  # no index: an earlier run stopped before the rebuild
             conn.execute(setup.write_setting(GRAPH_SETTING, graph))
         conn.execute(statement("reembed_swap_drop"))
@@ -240,32 +242,52 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
     return True
 
 
-def _graph_int(key: str, value: object) -> int:
+#: How to mend settings recorded by an earlier swap (the index they came from is gone).
+RECORD_FIX = (
+    "the HNSW settings recorded by an earlier reembed (settings row 'hnsw_index')",
+    "correct or delete that row as the tables' owner, then run reembed again",
+)
+
+
+def _index_fix(index: str) -> tuple[str, str]:
+    return (
+        f"the HNSW index {index}",
+        f"ALTER INDEX {index} SET (...) (with a lock_timeout: it locks the index), "
+        "then run reembed again",
+    )
+
+
+def _graph_int(key: str, value: object, where: tuple[str, str]) -> int:
     low, high = _GRAPH_LIMITS[key]
     text = str(value).strip()
     # PostgreSQL also reads 0x20 or 040 (octal) here; only plain decimals are taken.
     if not _WHOLE_NUMBER.fullmatch(text) or not low <= int(text) <= high:
         raise InvalidArgument(
-            f"the HNSW index's {key} is {text!r}, not a whole number from {low} to {high}: "
-            f"set it with ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET ({key} = N) "
-            "and run reembed again"
+            f"{where[0]} has {key} {text!r}, not a whole number from {low} to {high}: {where[1]}"
         )
     return int(text)
 
 
-def _checked_graph(options: Mapping[str, object]) -> dict[str, int]:
-    graph = {key: _graph_int(key, options.get(key, GRAPH_DEFAULTS[key])) for key in GRAPH_DEFAULTS}
+def _checked_graph(options: Mapping[str, object], where: tuple[str, str]) -> dict[str, int]:
+    """``options`` over the schema's settings, if pgvector can build a graph with them.
+
+    Raises:
+        InvalidArgument: a value that is not a plain decimal in pgvector's range, or
+            ``ef_construction`` below twice ``m``; ``where`` says whose and what to do.
+    """
+    graph = {
+        key: _graph_int(key, options.get(key, GRAPH_DEFAULTS[key]), where) for key in GRAPH_DEFAULTS
+    }
     if graph["ef_construction"] < 2 * graph["m"]:
         raise InvalidArgument(
-            f"the HNSW index's ef_construction ({graph['ef_construction']}) is less than "
-            f"twice its m ({graph['m']}), which pgvector cannot build: raise ef_construction "
-            "with ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (...) and run "
-            "reembed again"
+            f"{where[0]} has ef_construction {graph['ef_construction']} and m {graph['m']}: "
+            f"pgvector builds a graph only with ef_construction at least twice m (here "
+            f"{2 * graph['m']}): {where[1]}"
         )
     return graph
 
 
-def _graph_settings(conn: Connection) -> dict[str, int] | None:
+def _graph_settings(conn: Connection, *, warn: bool = False) -> dict[str, int] | None:
     """The vector column's HNSW build settings (its options over the schema's); None: no index.
 
     Raises:
@@ -274,7 +296,7 @@ def _graph_settings(conn: Connection) -> dict[str, int] | None:
     indexes = conn.execute(statement("hnsw_index_options")).all()
     if not indexes:
         return None
-    if len(indexes) > 1:
+    if warn and len(indexes) > 1:
         logger.warning(
             "reembed: %d HNSW indexes on the vector column (%s); the rebuild makes one, "
             "with the settings of %s",
@@ -286,7 +308,7 @@ def _graph_settings(conn: Connection) -> dict[str, int] | None:
     for option in indexes[0].options:  # "m=16", as reloptions holds them
         key, _, value = str(option).partition("=")
         options[key] = value
-    return _checked_graph(options)
+    return _checked_graph(options, _index_fix(indexes[0].name))
 
 
 def _ensure_index(engine: Engine) -> None:
@@ -297,7 +319,7 @@ def _ensure_index(engine: Engine) -> None:
     """
     with engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
-        graph = _checked_graph(_setting(conn, GRAPH_SETTING) or {})
+        graph = _checked_graph(_setting(conn, GRAPH_SETTING) or {}, RECORD_FIX)
         create = psycopg_sql.SQL(named("hnsw_index_create")).format(
             m=psycopg_sql.Literal(graph["m"]),
             ef_construction=psycopg_sql.Literal(graph["ef_construction"]),

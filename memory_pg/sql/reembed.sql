@@ -62,8 +62,8 @@ DROP INDEX CONCURRENTLY IF EXISTS memory_pg_memories_embedding_hnsw_idx
 
 -- name: hnsw_index_options
 -- Every HNSW index on the vector column, whatever its name, with the options a DBA
--- gave it (ALTER INDEX ... SET): the swap drops them with the column. The schema's
--- index first.
+-- gave it (ALTER INDEX ... SET): the swap drops them with the column. Valid indexes
+-- first (a failed CREATE INDEX CONCURRENTLY leaves an invalid one), the schema's first.
 SELECT c.relname AS name, coalesce(c.reloptions, '{}') AS options
   FROM pg_index i
   JOIN pg_class c ON c.oid = i.indexrelid
@@ -72,7 +72,7 @@ SELECT c.relname AS name, coalesce(c.reloptions, '{}') AS options
  WHERE i.indrelid = 'memory_pg_memories'::regclass
    AND a.amname = 'hnsw'
    AND t.attname = 'embedding'
- ORDER BY c.relname <> 'memory_pg_memories_embedding_hnsw_idx', c.relname
+ ORDER BY NOT i.indisvalid, c.relname <> 'memory_pg_memories_embedding_hnsw_idx', c.relname
 
 -- name: hnsw_index_create
 -- CREATE INDEX CONCURRENTLY takes no bound parameter and cannot run in a DO block:

@@ -25,6 +25,7 @@ from memory_pg.store import MemoryStore
 from tests.conftest import PgServer
 from tests.integration._pgbouncer import Bouncer, run_pgbouncer
 from tests.integration._security_support import login_role
+from tests.integration.test_reembed import MustNotEmbed
 
 USERS = [f"user{i}" for i in range(6)]
 ROUNDS = 8  # per thread: enough for psycopg to prepare (its threshold is 5 runs)
@@ -169,14 +170,16 @@ def test_async_store_through_pgbouncer(
         asyncio.run(run())
 
 
-def test_jobs_with_a_session_lock_refuse_a_transaction_pooler(db_url: str, embedder: Any) -> None:
+def test_jobs_that_keep_session_state_refuse_a_transaction_pooler(
+    db_url: str, embedder: Any
+) -> None:
     store = MemoryStore(db_url + "&pooler=transaction", embedder=embedder)
     try:
         with pytest.raises(ConfigurationError, match="session lock"):
             forget_job.forget(store.engine)
         # reembed sets a session statement_timeout around its index build.
-        with pytest.raises(ConfigurationError, match="reembed"):
-            reembed(store.engine, embedder)
+        with pytest.raises(ConfigurationError, match=r"`reembed`.*statement_timeout"):
+            reembed(store.engine, MustNotEmbed())
         with store.engine.connect() as conn:
             columns = conn.execute(
                 text(

@@ -210,18 +210,61 @@ def test_reembed_forgets_settings_the_dba_took_back(store, raw, db_url, embedder
     assert _graph_options(raw) == ["ef_construction=64", "m=16"]
 
 
+class MustNotEmbed:
+    """A model of another dimension that fails the test if reembed starts embedding."""
+
+    model_name = "test/must-not-embed"
+    dimension = 128
+
+    def embed_documents(self, texts):
+        raise AssertionError("reembed embedded before refusing")
+
+    def embed_query(self, text):
+        raise AssertionError("reembed embedded before refusing")
+
+
+VECTORS = "SELECT id, embedding::text FROM memory_pg_memories ORDER BY id"
+
+
+def _nothing_written(raw, before, embedder):
+    assert raw.execute(VECTORS).fetchall() == before
+    columns = raw.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'memory_pg_memories'::regclass "
+        "AND NOT attisdropped"
+    ).fetchall()
+    assert ("embedding_next",) not in columns
+    assert raw.execute("SELECT 1 FROM memory_pg_settings WHERE key = 'reembed'").fetchall() == []
+    assert _column_dim(raw) == embedder.dimension
+
+
 def test_reembed_refuses_a_graph_pgvector_cannot_build_before_writing(store, raw, db_url, embedder):
     ids = store.add_memories(TEXTS)
     # pgvector accepts this ALTER, but a build needs ef_construction >= 2 * m.
     raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (m = 48)")
-    vectors = "SELECT id, embedding::text FROM memory_pg_memories ORDER BY id"
-    before = raw.execute(vectors).fetchall()
+    before = raw.execute(VECTORS).fetchall()
     engine = create_engine(db_url)
     try:
-        with pytest.raises(InvalidArgument, match="ef_construction"):
-            reembed(engine, Projected(embedder), batch_size=10)
+        with pytest.raises(InvalidArgument, match=r"ef_construction at least twice m \(here 96\)"):
+            reembed(engine, MustNotEmbed(), batch_size=10)
     finally:
         engine.dispose()
-    after = raw.execute(vectors).fetchall()
-    assert after == before and _index_ok(raw) and _column_dim(raw) == embedder.dimension
+    _nothing_written(raw, before, embedder)
+    assert _index_ok(raw)
     assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+
+
+def test_reembed_refuses_recorded_settings_it_could_not_build_with_no_index(
+    store, raw, db_url, embedder
+):
+    store.add_memories(TEXTS)
+    # No index (a rebuild that failed) and a record pgvector could not build with.
+    raw.execute("DROP INDEX memory_pg_memories_embedding_hnsw_idx")
+    raw.execute("INSERT INTO memory_pg_settings (key, value) VALUES ('hnsw_index', '{\"m\": 48}')")
+    before = raw.execute(VECTORS).fetchall()
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(InvalidArgument, match="settings row 'hnsw_index'"):
+            reembed(engine, MustNotEmbed(), batch_size=10)
+    finally:
+        engine.dispose()
+    _nothing_written(raw, before, embedder)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import pytest
 
 from memory_pg.config import SupersedePolicy
+from memory_pg.errors import InvalidArgument
 from memory_pg.jobs.consolidate import clusters, merge_fragments
+from memory_pg.jobs.reembed import RECORD_FIX, _checked_graph
 from memory_pg.sql import blocks as sql_blocks
 from memory_pg.supersession import Candidate, ask_judge, decide
 
@@ -166,3 +169,15 @@ def test_word_overlap_reads_chinese_words_and_numbers():
     assert word_overlap("meeting at 3pm", "meeting at 4pm") == 1 / 3
     assert word_overlap("We will use MySQL as the database", "we use MySQL as our database") == 1
     assert word_overlap("使用 PostgreSQL 作为数据库", "使用 postgresql 作为数据库") == 1.0
+
+
+def test_reembed_takes_only_graph_settings_pgvector_can_build():
+    # Options over the schema's; PostgreSQL would read 040 as octal and 0x20 as hex.
+    assert _checked_graph({"ef_construction": "200"}, RECORD_FIX) == {
+        "m": 16,
+        "ef_construction": 200,
+    }
+    assert _checked_graph({}, RECORD_FIX) == {"m": 16, "ef_construction": 64}
+    for bad in ({"m": "040"}, {"m": "0x20"}, {"m": "101"}, {"ef_construction": "3"}, {"m": 48}):
+        with pytest.raises(InvalidArgument, match="hnsw_index"):
+            _checked_graph(bad, RECORD_FIX)
