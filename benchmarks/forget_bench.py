@@ -68,6 +68,21 @@ LOAD = text(
 )
 
 
+def hnsw_build_mb(rows: int, dim: int) -> int:
+    """``maintenance_work_mem`` (MB) for building an HNSW index over ``rows`` vectors.
+
+    pgvector builds the graph in memory while it fits in maintenance_work_mem and
+    far more slowly on disk after: at 1M x 384-d, 1 GB holds roughly 600k vectors
+    (estimated from their size). Room for every vector and its neighbour lists
+    (1 kB a row, enough for ``m`` up to 32), at least 1 GB; a parallel build
+    reserves all of it as shared memory, so at most a quarter of the machine's.
+    """
+    return min(
+        max(1024, rows * (dim * 4 + 1024) * 3 // 2 // 2**20),
+        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**20,
+    )
+
+
 def load(engine: Engine, rows: int, expirable: int, users: int, dim: int) -> float:
     """Fill the table; returns seconds (the HNSW index is built after the load)."""
     started = time.monotonic()
@@ -81,15 +96,7 @@ def load(engine: Engine, rows: int, expirable: int, users: int, dim: int) -> flo
             conn.execute(
                 LOAD, {"users": users, "dim": dim, "expirable": expirable, "lo": lo, "hi": hi}
             )
-    # pgvector builds the graph in memory while it fits in maintenance_work_mem
-    # and far more slowly on disk after: at 1M x 384-d, 1 GB holds roughly 600k
-    # vectors (estimated from their size). Room for every vector and its
-    # neighbour lists, at least 1 GB; a parallel build reserves all of it as
-    # shared memory, so at most a quarter of the machine's.
-    graph_mb = min(
-        max(1024, rows * (dim * 4 + 1024) * 3 // 2 // 2**20),
-        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**20,
-    )
+    graph_mb = hnsw_build_mb(rows, dim)
     with engine.begin() as conn:
         conn.execute(text("SET LOCAL statement_timeout = 0"))
         conn.execute(

@@ -53,6 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.data import build_dataset, exact_top_k  # noqa: E402
+from benchmarks.forget_bench import hnsw_build_mb  # noqa: E402
 from benchmarks.run import _recall  # noqa: E402
 from memory_pg.sql.core import vector_literal  # noqa: E402
 
@@ -105,12 +106,7 @@ def _drop_extra(conn: psycopg.Connection[Any], first_id: int) -> None:
 
 def _build(conn: psycopg.Connection[Any], m: int, efc: int, rows: int) -> dict[str, Any]:
     conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(INDEX)))
-    # In-memory build: room for every vector and its neighbour lists (at least 1 GB);
-    # a parallel build reserves it as shared memory: at most a quarter of the machine's.
-    graph_mb = min(
-        max(1024, rows * (384 * 4 + 16 * m) * 3 // 2 // 2**20),
-        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**20,
-    )
+    graph_mb = hnsw_build_mb(rows, 384)  # the whole graph in memory
     conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (str(graph_mb) + "MB",))
     started = time.perf_counter()
     conn.execute(
@@ -193,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "density-extra", args.rows + args.inserts, 1, texts, vectors, queries=1, seed=12
     ).vectors[args.rows :]
 
-    scratch = server = None
+    scratch, server = "", None
     url = args.database_url
     if url is None:
         from memory_pg.server import EmbeddedServer
@@ -246,9 +242,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if server is None:  # a database of the caller's: leave no table behind
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(TABLE)))
-        if server is not None:
+        else:
             server.stop()
-        if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     report["load_average_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(report, indent=2))
