@@ -268,3 +268,26 @@ def test_reembed_refuses_recorded_settings_it_could_not_build_with_no_index(
     finally:
         engine.dispose()
     _nothing_written(raw, before, embedder)
+
+
+def test_the_installed_cli_refuses_an_unbuildable_graph_and_a_transaction_pooler(
+    store, raw, db_url, embedder
+):
+    from tests.acceptance.test_cli import run as run_installed
+
+    store.add_memories(TEXTS)
+    before = raw.execute(VECTORS).fetchall()
+    command = ["reembed", "--model", "sentence-transformers/all-MiniLM-L6-v2", "--json"]
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx SET (m = 48)")
+    proc = run_installed(command, env, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "ef_construction at least twice m" in proc.stderr
+    raw.execute("ALTER INDEX memory_pg_memories_embedding_hnsw_idx RESET (m)")
+    proc = run_installed(command, {**env, "MEMORY_PG_POOLER": "transaction"}, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "statement_timeout" in proc.stderr and "session-mode pool" in proc.stderr
+    _nothing_written(raw, before, embedder)
+    assert _index_ok(raw)
