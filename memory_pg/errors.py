@@ -122,7 +122,8 @@ __all__ = [
 
 
 class QueryTimeout(DatabaseError):
-    """A statement ran past ``StoreSettings.statement_timeout_ms`` and was cancelled."""
+    """A statement ran past ``StoreSettings.statement_timeout_ms`` and was cancelled, or
+    waited past a ``lock_timeout`` for a lock another transaction holds."""
 
 
 class EmbeddingModelMismatch(EmbeddingError):

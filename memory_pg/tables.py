@@ -140,7 +140,13 @@ Index(
     postgresql_with={"m": 16, "ef_construction": 64},
     postgresql_ops={"embedding": "vector_cosine_ops"},
 )
-Index("memory_pg_memories_search_tsv_idx", memories.c.search_tsv, postgresql_using="gin")
+# No pending list (migration 0011): a heavy user's search scanned all of it each time.
+Index(
+    "memory_pg_memories_search_tsv_idx",
+    memories.c.search_tsv,
+    postgresql_using="gin",
+    postgresql_with={"fastupdate": "off"},
+)
 
 # Turns waiting for compaction: a crash between a turn and its compaction loses nothing.
 dialogue_buffer = Table(

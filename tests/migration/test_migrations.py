@@ -6,7 +6,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from memory_pg import schema
 from memory_pg.tables import VERSION_TABLE, metadata
@@ -176,3 +176,67 @@ def test_0009_lets_the_application_role_have_the_memories_table_analyzed(engine,
     assert function() is None
     schema.upgrade(engine)
     assert function() == (True, True, False, pinned)
+
+
+def test_0011_leaves_no_pending_list_for_a_search_to_scan(engine, raw):
+    """A heavy user's full-text leg reads the GIN index: entries written before 0011
+    sat in its pending list, scanned by every such search until a vacuum merged them."""
+
+    def options():
+        return raw.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories_search_tsv_idx'"
+        ).fetchone()[0]
+
+    assert options() == ["fastupdate=off"]
+    schema.downgrade(engine, "0010")
+    assert options() is None
+    _populate(raw)  # written with the list on: their entries wait in it
+    before = _counts(raw)
+    schema.upgrade(engine)
+    assert options() == ["fastupdate=off"]
+    # Merged by the upgrade: nothing is left for a search (or this call) to merge.
+    merged = raw.execute(
+        "SELECT gin_clean_pending_list('memory_pg_memories_search_tsv_idx'::regclass)"
+    ).fetchone()[0]
+    assert merged == 0
+    assert _counts(raw) == before
+    # The merged entries find their rows through the index.
+    raw.execute("SET enable_seqscan = off")
+    try:
+        found = raw.execute(
+            "SELECT count(*) FROM memory_pg_memories "
+            "WHERE search_tsv @@ to_tsquery('simple', 'text')"
+        ).fetchone()[0]
+    finally:
+        raw.execute("RESET enable_seqscan")
+    assert found == before["memory_pg_memories"]
+
+
+def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later(
+    engine, raw, db_url
+):
+    """``ALTER INDEX`` waits for every transaction that touched the table, and every
+    later query of it waits behind the ALTER: the migration gives up after 5 s."""
+    from tests.acceptance.test_cli import run as run_installed
+
+    schema.downgrade(engine, "0010")
+    reader = create_engine(db_url)
+    try:
+        with reader.connect() as conn:
+            conn.execute(text("SELECT count(*) FROM memory_pg_memories"))  # holds its locks
+            proc = run_installed(["migrate"], {"MEMORY_PG_DATABASE_URL": db_url}, check=False)
+            conn.rollback()
+    finally:
+        reader.dispose()
+    assert proc.returncode == 1, proc.stderr
+    assert "lock_timeout" in proc.stderr and "run it again" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    with engine.connect() as conn:
+        assert schema.current_revision(conn) == "0010"
+    run_installed(["migrate"], {"MEMORY_PG_DATABASE_URL": db_url})
+    with engine.connect() as conn:
+        assert schema.current_revision(conn) == schema.head_revision()
+    options = raw.execute(
+        "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories_search_tsv_idx'"
+    ).fetchone()[0]
+    assert options == ["fastupdate=off"]
