@@ -100,6 +100,39 @@ def test_the_hnsw_density_benchmark_builds_each_graph_and_leaves_no_table(db_url
         engine.dispose()
 
 
+def test_the_gin_pending_benchmark_times_both_ways_and_leaves_the_list_off(tmp_path, db_url):
+    from benchmarks.gin_pending import main as gin_pending
+
+    # 1200 memories: past the full-text leg's 1000-memory sample, so searches read
+    # the GIN index, as a heavy user's do.
+    out = tmp_path / "gin.json"
+    tiny = "--rows 1200 --pool 100 --writes 60 --search-every 3 --queries 10"
+    report = gin_pending([*tiny.split(), "--database-url", db_url, "--out", str(out)])
+    assert json.loads(out.read_text())["summary"] == report["summary"]
+    on, off = report["blocks"]
+    assert (on["fastupdate"], off["fastupdate"]) == ("on", "off")
+    for block in (on, off):
+        assert block["memories_written"] == 60
+        assert block["search_ms"]["n"] == 10 and block["write_call_ms"]["n"] == 30
+    # With the list on, the new entries waited in it; with it off, none did.
+    assert on["pending_pages_at_end"] > 0
+    assert off["pending_pages_at_end"] == 0
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            options = conn.execute(
+                text(
+                    "SELECT reloptions FROM pg_class "
+                    "WHERE relname = 'memory_pg_memories_search_tsv_idx'"
+                )
+            ).scalar()
+            written = conn.execute(text("SELECT count(*) FROM memory_pg_memories")).scalar()
+    finally:
+        engine.dispose()
+    assert options == ["fastupdate=off"]
+    assert written == 1200 + 2 * 60
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("chromadb") is None or importlib.util.find_spec("mem0") is None,
     reason="the peers are not installed: pip install -r benchmarks/requirements.txt",
