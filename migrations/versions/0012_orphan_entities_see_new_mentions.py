@@ -1,0 +1,83 @@
+"""An entity that a concurrent write names is not dropped as an orphan.
+
+``memory_pg_drop_orphan_entities_v1`` (0007) runs after a statement deletes
+mentions (a memory deleted, forgotten or erased, through ``ON DELETE CASCADE``)
+and deletes the entities no memory mentions any more, in one ``DELETE ... WHERE
+NOT EXISTS (a mention)``. A write that names such an entity upserts its row and
+holds it until it commits, so the ``DELETE`` waits for that write; PostgreSQL
+then rechecks the row it waited for, but the ``NOT EXISTS`` still reads the
+snapshot taken before the wait, in which the write's new mention is not there.
+The entity was deleted, and the cascade took the new memory's mention with it:
+``forget`` removing the last stale memory that named "Denver" while the user wrote
+"We fly to Denver on Monday" left that memory with no entity
+(``tests/integration/test_relations_race.py``). A user's own deletes and erases
+wait for the user's writes on an advisory lock first, so it took ``forget`` (or a
+DBA's ``DELETE``) to meet it.
+
+The function now locks the candidate entities first (``FOR UPDATE``, in key
+order), waiting there for a write that holds one, and deletes in a second
+statement, which in ``READ COMMITTED`` takes a new snapshot and sees what that
+write committed. Same name, same trigger; the downgrade puts 0007's body back.
+
+Revision ID: 0012
+Revises: 0011
+Create Date: 2026-12-04
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0012"
+down_revision: str | None = "0011"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+# Constant text, no '%' (Alembic's offline SQL would double it).
+_LOCK_THEN_DELETE = """
+CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Wait here for a write that names one of them: it holds the row until it commits.
+    PERFORM 1 FROM memory_pg_entities e
+      JOIN (SELECT DISTINCT user_id, entity_id FROM gone) g
+        ON e.user_id = g.user_id AND e.id = g.entity_id
+     ORDER BY e.user_id, e.id
+       FOR UPDATE OF e;
+    -- A new statement, a new snapshot: the mentions that write added are seen.
+    DELETE FROM memory_pg_entities e
+    USING (SELECT DISTINCT user_id, entity_id FROM gone) g
+    WHERE e.user_id = g.user_id AND e.id = g.entity_id
+      AND NOT EXISTS (
+          SELECT 1 FROM memory_pg_memory_entities me
+          WHERE me.user_id = e.user_id AND me.entity_id = e.id
+      );
+    RETURN NULL;
+END $$
+"""
+
+# 0007's body, as it was.
+_DELETE_ONLY = """
+CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM memory_pg_entities e
+    USING (SELECT DISTINCT user_id, entity_id FROM gone) g
+    WHERE e.user_id = g.user_id AND e.id = g.entity_id
+      AND NOT EXISTS (
+          SELECT 1 FROM memory_pg_memory_entities me
+          WHERE me.user_id = e.user_id AND me.entity_id = e.id
+      );
+    RETURN NULL;
+END $$
+"""
+
+
+def upgrade() -> None:
+    op.execute(_LOCK_THEN_DELETE)
+
+
+def downgrade() -> None:
+    op.execute(_DELETE_ONLY)
