@@ -3,7 +3,8 @@
 A GIN index with ``fastupdate`` on (PostgreSQL's default, memory-pg's until
 migration 0011) keeps new entries in an unordered pending list that every scan of
 the index reads in full, until the list passes ``gin_pending_list_limit`` (4 MB)
-and the write that pushed it merges it, or (auto)vacuum does. A user holding more
+and the write that pushed it merges it, or a vacuum does, or an ANALYZE that
+autovacuum runs. A user holding more
 memories than the full-text leg's sample (``lexical.IDF_SAMPLE``) has the index
 read on every search. This loads ``run.py``'s heavy user (``build_dataset``, one
 user, ``--rows`` rows from ``--pool`` pool texts, precomputed vectors, supersession
@@ -17,12 +18,17 @@ with the index's ``fastupdate`` on and off in turn (``on, off`` then ``off, on``
 * after every ``--search-every``-th call, one search of that user through
   ``MemoryStore.search`` (the query vector precomputed), timed;
 * at the block's end, the pages left in the list (``gin_clean_pending_list``,
-  which merges them, untimed) and the table's autovacuum count (autovacuum runs
-  as configured: it merges the list too).
+  which merges them, untimed) and how many times autovacuum vacuumed and
+  analyzed the table during the block (it runs as configured, and either merges
+  the list).
+
+Supersession stays off for the writes too (the new rows are near-copies of the
+user's rows, which it would replace): the write times are an insert's, without
+the lookup for what a memory replaces.
 
 The index is left with ``fastupdate`` off (the schema's state since 0011).
 
-    python benchmarks/gin_pending.py --rows 100000 --writes 30000 \\
+    python benchmarks/gin_pending.py --rows 100000 --writes 30000 --rounds 2 \\
         --out benchmarks/results/gin_pending.json
 
 Not a test: a measurement, reported with the command that reproduced it.
@@ -59,20 +65,29 @@ SET_MODE = {
 }
 MERGE = text("SELECT gin_clean_pending_list('memory_pg_memories_search_tsv_idx'::regclass)")
 AUTOVACUUMS = text(
-    "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relname = 'memory_pg_memories'"
+    "SELECT autovacuum_count, autoanalyze_count FROM pg_stat_user_tables "
+    "WHERE relname = 'memory_pg_memories'"
 )
 
 
 def _block(
-    store: MemoryStore, lookup: Any, admin: Any, data: Any, mode: str, tag: str, args: Any
+    store: MemoryStore,
+    lookup: Any,
+    admin: Any,
+    data: Any,
+    mode: str,
+    tag: str,
+    seed: int,
+    args: Any,
 ) -> dict:
-    """One block of writes and searches with ``fastupdate`` = ``mode``."""
+    """One block of writes and searches with ``fastupdate`` = ``mode``; ``seed`` picks
+    which of the user's texts its writes copy."""
     with admin.begin() as conn:
         conn.execute(SET_MODE[mode])
         conn.execute(MERGE)
-        vacuums_before = conn.execute(AUTOVACUUMS).scalar_one()
+        vacuums_before, analyzes_before = conn.execute(AUTOVACUUMS).one()
     user = data.users[0]
-    rng = np.random.default_rng(len(tag))
+    rng = np.random.default_rng(seed)
     searches: list[float] = []
     writes: list[float] = []
     calls = args.writes // args.batch
@@ -93,7 +108,7 @@ def _block(
             searches.append((time.perf_counter() - t0) * 1000)
     with admin.begin() as conn:
         pending = conn.execute(MERGE).scalar_one()
-        vacuums = conn.execute(AUTOVACUUMS).scalar_one() - vacuums_before
+        vacuums, analyzes = conn.execute(AUTOVACUUMS).one()
     return {
         "fastupdate": mode,
         "memories_written": calls * args.batch,
@@ -101,7 +116,8 @@ def _block(
         "search_mean_ms": round(float(np.mean(searches)), 2),
         "write_call_ms": {**percentiles(writes), "max_ms": round(max(writes), 1)},
         "pending_pages_at_end": pending,
-        "autovacuums_during": vacuums,
+        "autovacuums_during": vacuums - vacuums_before,
+        "autoanalyzes_during": analyzes - analyzes_before,
     }
 
 
@@ -174,7 +190,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         blocks = []
         for r in range(args.rounds):
             for mode in ("on", "off") if r % 2 == 0 else ("off", "on"):
-                blocks.append(_block(store, lookup, admin, data, mode, f"{mode}{r}", args))
+                blocks.append(
+                    _block(store, lookup, admin, data, mode, f"{mode}{r}", len(blocks), args)
+                )
                 print(json.dumps(blocks[-1]), flush=True)
         report["blocks"] = blocks
         report["summary"] = _summary(blocks)

@@ -125,11 +125,11 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
     name = type(orig).__name__
     if sqlstate == "57014":
         return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
-    if sqlstate == "55P03":  # lock_not_available: waited past lock_timeout (or NOWAIT)
+    if sqlstate == "55P03":  # lock_not_available: waited past a lock_timeout
         return QueryTimeout(
-            "gave up waiting for a lock another transaction holds (lock_timeout): "
-            f"{str(orig).strip()[:200]}; its transaction was rolled back: run it again "
-            "once that transaction has ended"
+            "gave up waiting for a lock that another session holds (lock_timeout): "
+            f"{str(orig).strip()[:200]}; the statement was not applied: run it again "
+            "when that session's work is done"
         )
     if sqlstate == "42501":
         if "row-level security" in str(orig):

@@ -76,6 +76,23 @@ def test_migrated_schema_equals_the_table_definitions(engine):
         assert columns[name]["nullable"] == column.nullable, name
 
 
+def test_the_storage_options_the_table_definitions_declare_are_the_migrated_ones(raw):
+    """``compare_metadata`` does not see ``postgresql_with``: fillfactor, the HNSW
+    graph's settings and the GIN index's ``fastupdate`` are compared here."""
+    declared = {}
+    for table in metadata.tables.values():
+        declared[table.name] = table.dialect_options["postgresql"]["with"]
+        for index in table.indexes:
+            declared[index.name] = index.dialect_options["postgresql"]["with"]
+    declared = {name: options for name, options in declared.items() if options}
+    assert {"memory_pg_memories", "memory_pg_memories_search_tsv_idx"} <= declared.keys()
+    for name, options in declared.items():
+        migrated = raw.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = %s", (name,)
+        ).fetchone()[0]
+        assert sorted(migrated) == sorted(f"{k}={v}" for k, v in options.items()), name
+
+
 def _populate(raw):
     raw.execute(
         "INSERT INTO memory_pg_memories (user_id, memory_type, text, embedding, embedding_model,"
@@ -212,6 +229,7 @@ def test_0011_leaves_no_pending_list_for_a_search_to_scan(engine, raw):
     assert found == before["memory_pg_memories"]
 
 
+@pytest.mark.slow  # waits out the migration's 5 s lock_timeout
 def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later(
     engine, raw, db_url
 ):
