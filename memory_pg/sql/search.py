@@ -516,11 +516,13 @@ def build_search(shape: SearchShape) -> Select[Any]:
     # Only the rows no other transaction holds: a search never waits to count a use,
     # so two searches (or a search and a write) touching the same memories in
     # different orders cannot deadlock; a memory locked at that moment goes uncounted.
+    # The use changes no key (FOR NO KEY UPDATE): a write that links to the memory
+    # (a foreign key's KEY SHARE) does not keep it from being counted, nor waits.
     mine = m.alias("mine")
     free = (
         select(mine.c.id)
         .where(mine.c.user_id == _P_USER_ID, mine.c.id.in_(select(ranked.c.id)))
-        .with_for_update(skip_locked=True)
+        .with_for_update(skip_locked=True, key_share=True)
     )
     touched = _touch(_P_USER_ID).where(m.c.id.in_(free)).returning(m.c.id).cte("touched")
     # PostgreSQL runs a data-modifying CTE whether or not the query reads it.

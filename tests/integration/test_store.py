@@ -191,6 +191,24 @@ def test_a_search_never_waits_on_a_memory_another_transaction_holds(make_store, 
         other.dispose()
 
 
+def test_a_search_counts_the_use_of_a_memory_a_write_in_progress_links_to(make_store):
+    """A write that links a new turn to the one before it (``follows``) holds that
+    memory for its key only (the foreign-key check). Counting a use changes no key,
+    so it does not need to skip the memory: the use is counted."""
+    store = make_store(user_id="alice")
+    turn = {"memory_type": "dialogue", "metadata": {"session_id": "trip"}}
+    (earlier,) = store.add_memories([{**turn, "text": "We land in Lisbon at noon"}])
+    with store.engine.connect() as conn:
+        tx = conn.begin()
+        store.add_memories([{**turn, "text": "Then a tram to the hotel"}], conn=conn)
+        found = store.search("when do we land in Lisbon", top_k=3)
+        assert earlier in {r["id"] for r in found}
+        tx.commit()
+    assert store.get(earlier)["access_count"] == 1
+    # The write went through: the new turn follows the one it held.
+    assert [r["relation"] for r in store.related(earlier, depth=1)] == ["followed_by"]
+
+
 def test_search_rejects_bad_arguments(store):
     with pytest.raises(errors.EmptyText):
         store.search("  ")
