@@ -6,9 +6,11 @@ progress, and is recorded in the settings row ``reembed``), fills it in batches,
 each its own transaction, while the old column keeps serving searches. Rows with
 ``embedding_next IS NULL`` are pending, so an interrupted run continues where it
 stopped. When none is left, one short transaction under an exclusive table lock
-drops the old column (and with it the HNSW index), renames the new one, records
-the model and dimension in the ``embedding`` settings row; the HNSW index is then
-rebuilt with ``CREATE INDEX CONCURRENTLY`` so searches are never blocked by it.
+(waited for at most ``SWAP_LOCK_TIMEOUT_MS``, as is the lock that adds the column:
+queries queue behind a waiting request) drops the old column (and with it the HNSW
+index), renames the new one, records the model and dimension in the ``embedding``
+settings row; the HNSW index is then rebuilt with ``CREATE INDEX CONCURRENTLY`` so
+searches are never blocked by it.
 After the swap, the table equals what the migrations declare, column order aside.
 
 Writers still using the old model keep working during the run (their new rows are
@@ -29,10 +31,11 @@ from typing import Any, cast
 import psycopg
 from psycopg import sql as psycopg_sql
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from memory_pg import pooling
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
-from memory_pg.errors import EmbeddingError, InvalidArgument
+from memory_pg.errors import EmbeddingError, InvalidArgument, QueryTimeout
 from memory_pg.roles import require_owner
 from memory_pg.sql import named, setup, statement
 from memory_pg.sql.core import vector_literal
@@ -54,6 +57,12 @@ _WHOLE_NUMBER = re.compile(r"[1-9][0-9]{0,3}")
 Progress = Callable[[int, int], None]
 
 _SWAP_TRIES = 5
+#: How long the swap waits for the table's ACCESS EXCLUSIVE lock. While the request
+#: waits for the transactions that hold the table, every later query of the table
+#: waits behind it; so it gives up, fills what arrived meanwhile, and tries again.
+SWAP_LOCK_TIMEOUT_MS = 2000
+#: SQLSTATE lock_not_available (a lock_timeout ran out).
+_LOCK_NOT_AVAILABLE = "55P03"
 
 
 @dataclass
@@ -151,17 +160,26 @@ def reembed(
             previous_dimension=recorded.get("dimension") if recorded else None,
         )
         report.resumed = present and running == target
-        if not report.resumed:
-            with conn.begin():
-                conn.execute(statement("reembed_drop_column"))
-                conn.execute(statement("reembed_embedding_dim", d=str(target["dimension"])))
-                conn.execute(statement("reembed_add_column"))
-                conn.execute(setup.write_setting(REEMBED_SETTING, target))
+        if not report.resumed and _add_column(conn, target) == "busy":
+            raise QueryTimeout(
+                f"reembed: other transactions held memory_pg_memories for "
+                f"{SWAP_LOCK_TIMEOUT_MS} ms, so its new column could not be added; nothing "
+                "was changed: run reembed again when it is quieter"
+            )
+        outcome = ""
         for _ in range(_SWAP_TRIES):
             _fill(conn, embedder, batch_size, progress, report)
-            if _swap(conn, target):
+            outcome = _swap(conn, target)
+            if outcome == "swapped":
                 break
-        else:  # pragma: no cover - writers outpacing the swap five times in a row
+        else:
+            if outcome == "busy":
+                raise QueryTimeout(
+                    f"reembed: other transactions held memory_pg_memories through "
+                    f"{_SWAP_TRIES} tries of the swap ({SWAP_LOCK_TIMEOUT_MS} ms each); "
+                    "the new vectors are kept: run reembed again when it is quieter"
+                )
+            # pragma: no cover - writers outpacing the swap five times in a row
             logger.warning("reembed: rows kept arriving; run the command again to finish")
             report.duration_s = round(time.monotonic() - started, 3)
             return report
@@ -222,14 +240,50 @@ def _fill(
             progress(report.reembedded, max(total, report.reembedded))
 
 
-def _swap(conn: Connection, target: dict[str, Any]) -> bool:
-    """Swap the columns in one transaction; False when rows arrived meanwhile."""
+def _unless_busy(step: Callable[[], str]) -> str:
+    """``step()``, or ``busy`` when it gave up waiting for the table (lock_timeout)."""
+    try:
+        return step()
+    except DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+            raise
+        logger.warning(
+            "reembed: other transactions held memory_pg_memories for %d ms", SWAP_LOCK_TIMEOUT_MS
+        )
+        return "busy"
+
+
+def _add_column(conn: Connection, target: dict[str, Any]) -> str:
+    """Add the column the new vectors go to (``added``), or ``busy``."""
+
+    def add() -> str:
+        with conn.begin():
+            # ADD COLUMN takes the table's ACCESS EXCLUSIVE lock, as the swap does.
+            conn.execute(statement("lock_timeout_local", timeout=f"{SWAP_LOCK_TIMEOUT_MS}ms"))
+            conn.execute(statement("reembed_drop_column"))
+            conn.execute(statement("reembed_embedding_dim", d=str(target["dimension"])))
+            conn.execute(statement("reembed_add_column"))
+            conn.execute(setup.write_setting(REEMBED_SETTING, target))
+        return "added"
+
+    return _unless_busy(add)
+
+
+def _swap(conn: Connection, target: dict[str, Any]) -> str:
+    """Swap the columns in one transaction: ``swapped``, or ``rows`` when rows arrived
+    meanwhile, or ``busy`` when other transactions held the table too long."""
+    return _unless_busy(lambda: _swap_locked(conn, target))
+
+
+def _swap_locked(conn: Connection, target: dict[str, Any]) -> str:
     with conn.begin():
         # The swap rewrites nothing but may scan the table (NOT NULL, model names).
         conn.execute(statement("statement_timeout_off_local"))
+        conn.execute(statement("lock_timeout_local", timeout=f"{SWAP_LOCK_TIMEOUT_MS}ms"))
         conn.execute(statement("reembed_lock_table"))
+        conn.execute(statement("lock_timeout_local", timeout="0"))  # held: nothing to wait for
         if int(conn.execute(statement("reembed_pending")).scalar() or 0):
-            return False
+            return "rows"
         graph = _graph_settings(conn, warn=True)
         if graph is not None:  # no index: an earlier run stopped before the rebuild
             conn.execute(setup.write_setting(GRAPH_SETTING, graph))
@@ -239,7 +293,7 @@ def _swap(conn: Connection, target: dict[str, Any]) -> bool:
         conn.execute(statement("reembed_swap_model", model=target["model"]))
         conn.execute(setup.write_setting(EMBEDDING_SETTING, target))
         conn.execute(setup.delete_setting(REEMBED_SETTING))
-    return True
+    return "swapped"
 
 
 #: How to mend settings recorded by an earlier swap (the index they came from is gone).

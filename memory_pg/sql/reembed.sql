@@ -87,6 +87,9 @@ SELECT set_config('memory_pg.embedding_dim', :d, true)
 -- name: statement_timeout_off_local
 SET LOCAL statement_timeout = 0
 
+-- name: lock_timeout_local
+SELECT set_config('lock_timeout', :timeout, true)
+
 -- name: statement_timeout_off
 SET statement_timeout = 0
 

@@ -291,3 +291,57 @@ def test_the_installed_cli_refuses_an_unbuildable_graph_and_a_transaction_pooler
     assert "statement_timeout" in proc.stderr and "session-mode pool" in proc.stderr
     _nothing_written(raw, before, embedder)
     assert _index_ok(raw)
+
+
+def test_reembed_waits_a_bounded_time_for_a_busy_table_keeps_its_work_and_finishes_later(
+    store, make_store, raw, db_url, embedder, monkeypatch
+):
+    """Adding the new column and the swap take the table's ACCESS EXCLUSIVE lock. The
+    request waits for every transaction that holds the table, and every later search
+    waits behind it: so each gives up after a bounded wait."""
+    from memory_pg.errors import QueryTimeout
+    from memory_pg.jobs import reembed as reembed_module
+
+    monkeypatch.setattr(reembed_module, "SWAP_LOCK_TIMEOUT_MS", 100)
+    ids = store.add_memories(TEXTS)
+    projected = Projected(embedder)
+    engine = create_engine(db_url)
+    reader = create_engine(db_url)
+    held = []
+
+    def hold_the_table(*_):  # a long transaction that read the table, begun mid-run
+        if not held:
+            held.append(reader.connect())
+            held[0].exec_driver_sql("SELECT count(*) FROM memory_pg_memories")
+
+    try:
+        # Held before the run: the column is not added and nothing is written.
+        hold_the_table()
+        with pytest.raises(QueryTimeout, match="nothing was changed"):
+            reembed(engine, projected, batch_size=2)
+        assert not raw.execute(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = 'memory_pg_memories'::regclass "
+            "AND attname = 'embedding_next' AND NOT attisdropped"
+        ).fetchone()
+        held.pop().close()
+        # Held from the first batch on: the swap gives up, the new vectors are kept.
+        with pytest.raises(QueryTimeout, match="new vectors are kept"):
+            reembed(engine, projected, batch_size=2, progress=hold_the_table)
+        # Searches still run on the old vectors meanwhile.
+        assert store.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
+        held.pop().close()
+        assert _column_dim(raw) == embedder.dimension
+        filled = raw.execute(
+            "SELECT count(*) FROM memory_pg_memories WHERE embedding_next IS NOT NULL"
+        ).fetchone()[0]
+        assert filled == len(TEXTS)
+        report = reembed(engine, projected, batch_size=2)
+    finally:
+        for conn in held:
+            conn.close()
+        engine.dispose()
+        reader.dispose()
+    assert report.resumed and report.reembedded == 0
+    assert _column_dim(raw) == projected.dimension and _index_ok(raw)
+    moved = make_store(user_id="alice", embedder=projected)
+    assert moved.search("what is my kitten's name", top_k=1)[0]["id"] == ids[2]
