@@ -99,6 +99,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             ForgetPolicy.superseded_retention_days,
             "days a replaced memory is kept",
         ),
+        (
+            "--consumed-turn-days",
+            int,
+            "MEMORY_PG_FORGET_TURN_DAYS",
+            ForgetPolicy.consumed_turn_retention_days,
+            "days a dialogue turn stays in the buffer after compaction",
+        ),
     ):
         _env_number(p, flag, kind, env, default, help_text)
     p.set_defaults(handler=cmd_forget)
@@ -174,6 +181,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
         max_age_days=args.max_age_days,
         importance_below=args.importance_below,
         superseded_retention_days=args.superseded_retention_days,
+        consumed_turn_retention_days=args.consumed_turn_days,
     )
     store = ctx.store(None, maintenance=True)
     report = forget(

@@ -377,12 +377,16 @@ class ForgetPolicy:
             or came from low-value extraction).
         superseded_retention_days: how long a replaced memory stays for ``as_of``
             queries and history.
+        consumed_turn_retention_days: how long a dialogue turn stays in the buffer
+            after :meth:`~memory_pg.store.MemoryStore.commit_compaction` turned it
+            into memories (nothing reads it after that); ``None`` keeps them.
     """
 
     max_age_days: int = 90
     max_age_days_by_type: Mapping[str, int | None] = field(default_factory=dict)
     importance_below: float = 0.3
     superseded_retention_days: int = 180
+    consumed_turn_retention_days: int | None = 30
 
 
 @dataclass(frozen=True)

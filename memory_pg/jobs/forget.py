@@ -22,7 +22,14 @@ from sqlalchemy import (
 
 from memory_pg.config import ForgetPolicy
 from memory_pg.roles import require_every_user
-from memory_pg.sql.forget import FORGET_LOCK, FORGET_REASONS, forget_batch, forget_counts
+from memory_pg.sql.forget import (
+    FORGET_LOCK,
+    FORGET_REASONS,
+    forget_batch,
+    forget_counts,
+    purge_turns_batch,
+    purge_turns_count,
+)
 from memory_pg.sql.locks import session_unlock, try_session_lock
 
 logger = logging.getLogger(__name__)
@@ -39,6 +46,9 @@ class ForgetReport:
         deleted: memories removed (or removable, dry).
         by_reason: counts per reason (``expired``, ``superseded``, ``stale``).
         by_type: counts per memory type.
+        turns_deleted: dialogue turns removed from the buffer (or removable, dry):
+            those compacted into memories more than
+            ``policy.consumed_turn_retention_days`` ago.
         batches: delete transactions run.
         complete: False when ``max_runtime_s`` stopped the run early.
         duration_s: wall-clock seconds.
@@ -50,6 +60,7 @@ class ForgetReport:
     deleted: int = 0
     by_reason: dict[str, int] = field(default_factory=dict)
     by_type: dict[str, int] = field(default_factory=dict)
+    turns_deleted: int = 0
     batches: int = 0
     complete: bool = True
     duration_s: float = 0.0
@@ -120,8 +131,13 @@ def forget(
                     with conn.begin():
                         for row in conn.execute(forget_counts(reason, policy, user_id)):
                             report._count(reason, row.memory_type, int(row.n))
+                if policy.consumed_turn_retention_days is not None:
+                    with conn.begin():
+                        count = conn.execute(purge_turns_count(policy, user_id)).scalar()
+                        report.turns_deleted = int(count or 0)
             else:
                 _forget_batches(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
+                _purge_turns(conn, policy, report, batch_size, max_runtime_s, started)
         finally:
             conn.execute(session_unlock(FORGET_LOCK))
             conn.commit()
@@ -155,6 +171,28 @@ def _forget_batches(
                 break
             if pause_s > 0:
                 time.sleep(pause_s)
+
+
+def _purge_turns(
+    conn: Connection,
+    policy: ForgetPolicy,
+    report: ForgetReport,
+    batch_size: int,
+    max_runtime_s: float | None,
+    started: float,
+) -> None:
+    """Compacted turns past their retention, in batches (after the memories)."""
+    while policy.consumed_turn_retention_days is not None:
+        if max_runtime_s is not None and time.monotonic() - started >= max_runtime_s:
+            report.complete = False
+            report.message = "stopped at --max-runtime; run again to continue"
+            return
+        with conn.begin():
+            gone = len(conn.execute(purge_turns_batch(policy, batch_size, report.user_id)).all())
+        report.batches += 1
+        report.turns_deleted += gone
+        if gone < batch_size:
+            return
 
 
 def _finish(report: ForgetReport, started: float) -> ForgetReport:

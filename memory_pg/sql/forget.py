@@ -20,7 +20,7 @@ from sqlalchemy import delete as sa_delete
 
 from memory_pg.config import ForgetPolicy
 from memory_pg.sql.memories import log_events
-from memory_pg.tables import history, memories
+from memory_pg.tables import dialogue_buffer, history, memories
 
 logger = logging.getLogger(__name__)
 
@@ -110,3 +110,38 @@ def forget_counts(reason: str, policy: ForgetPolicy, user_id: str | None) -> Any
     if user_id is not None:
         stmt = stmt.where(m.c.user_id == user_id)
     return stmt.group_by(m.c.memory_type)
+
+
+# -- compacted turns ------------------------------------------------------------------
+
+b = dialogue_buffer
+
+
+def _compacted(policy: ForgetPolicy, user_id: str | None) -> list[ColumnElement[bool]]:
+    days = policy.consumed_turn_retention_days
+    conds = [b.c.consumed_at < func.now() - timedelta(days=days or 0)]
+    if user_id is not None:
+        conds.insert(0, b.c.user_id == user_id)
+    return conds
+
+
+def purge_turns_batch(policy: ForgetPolicy, batch_size: int, user_id: str | None) -> Any:
+    """Delete up to ``batch_size`` buffered turns compacted before the retention;
+    returns one row per turn (rows another transaction holds are skipped)."""
+    victims = (
+        select(b.c.user_id, b.c.id)
+        .where(*_compacted(policy, user_id))
+        .limit(batch_size)
+        .with_for_update(skip_locked=True)
+        .cte("turns")
+    )
+    return (
+        sa_delete(b)
+        .where(tuple_(b.c.user_id, b.c.id).in_(select(victims.c.user_id, victims.c.id)))
+        .returning(b.c.id)
+    )
+
+
+def purge_turns_count(policy: ForgetPolicy, user_id: str | None) -> Any:
+    """How many buffered turns :func:`purge_turns_batch` would remove (the dry run)."""
+    return select(func.count()).select_from(b).where(*_compacted(policy, user_id))

@@ -40,9 +40,10 @@ def expire_five(store, raw):
     )
 
 
-# Five expired rows two at a time take three batches; each other reason one empty batch.
-BATCHES_OF_TWO = 3 + len(FORGET_REASONS) - 1
-BATCHES_OF_MANY = len(FORGET_REASONS)
+# Five expired rows two at a time take three batches; each other reason one empty
+# batch, and so do the compacted dialogue turns (none here).
+BATCHES_OF_TWO = 3 + len(FORGET_REASONS) - 1 + 1
+BATCHES_OF_MANY = len(FORGET_REASONS) + 1
 
 
 def test_the_forget_variable_beats_the_generic_one(store, raw, db_url, env):

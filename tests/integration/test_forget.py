@@ -142,3 +142,45 @@ def test_max_runtime_stops_early_and_a_rerun_finishes(store, raw, db_url):
         engine.dispose()
     assert not first.complete and first.deleted == 0
     assert rest.complete and rest.deleted == 4
+
+
+def _buffered(raw, user="alice"):
+    rows = raw.execute(
+        "SELECT content FROM memory_pg_dialogue_buffer WHERE user_id = %s ORDER BY id", (user,)
+    )
+    return [r[0] for r in rows]
+
+
+def test_forget_removes_turns_compacted_past_their_retention_and_keeps_the_rest(store, raw, db_url):
+    """A buffered turn is read until its compaction; after it, nothing reads it: it goes
+    ``consumed_turn_retention_days`` later, a turn waiting for compaction never."""
+    old = [store.append_turn("user", t, session_id="s") for t in ("I moved to Lyon", "Nice!")]
+    store.commit_compaction(
+        old, [{"text": "The user moved to Lyon", "memory_type": "user_profile"}]
+    )
+    recent = store.append_turn("user", "I start at Airbus on Monday", session_id="s")
+    store.commit_compaction([recent], ["The user starts at Airbus on Monday"])
+    waiting = store.append_turn("user", "My sister visits in May", session_id="s")
+    with type(store)(engine=store.engine, embedder=store.embedder, user_id="bob") as bob:
+        bobs = bob.append_turn("user", "bob's old turn", session_id="b")
+        bob.commit_compaction([bobs], ["bob said something"])
+    raw.execute(
+        "UPDATE memory_pg_dialogue_buffer SET consumed_at = now() - interval '31 days' "
+        "WHERE id = ANY(%s)",
+        (old + [bobs],),
+    )
+    engine = create_engine(db_url)
+    try:
+        dry = forget(engine, dry_run=True, user_id="alice")
+        assert dry.turns_deleted == 2 and len(_buffered(raw)) == 4
+        kept_forever = forget(engine, ForgetPolicy(consumed_turn_retention_days=None))
+        assert kept_forever.turns_deleted == 0
+        report = forget(engine, user_id="alice", batch_size=1)
+    finally:
+        engine.dispose()
+    assert report.turns_deleted == 2
+    assert _buffered(raw) == ["I start at Airbus on Monday", "My sister visits in May"]
+    assert _buffered(raw, "bob") == ["bob's old turn"]  # another user's run
+    # The memories they became stay; the turn still waiting is still pending.
+    assert {m["text"] for m in store.list_memories()} >= {"The user moved to Lyon"}
+    assert [t["id"] for t in store.pending_turns()] == [waiting]
