@@ -14,10 +14,17 @@ The entity was deleted, and the cascade took the new memory's mention with it:
 wait for the user's writes on an advisory lock first, so it took ``forget`` (or a
 DBA's ``DELETE``) to meet it.
 
-The function now locks the candidate entities first (``FOR UPDATE``, in key
-order), waiting there for a write that holds one, and deletes in a second
-statement, which in ``READ COMMITTED`` takes a new snapshot and sees what that
-write committed. Same name, same trigger; the downgrade puts 0007's body back.
+The function now first locks the entities that look orphaned (``FOR UPDATE``),
+waiting there for a write that holds one, and deletes in a second statement,
+which in ``READ COMMITTED`` takes a new snapshot and sees what that write
+committed. It locks them in the order writers do (by key, byte order: the store
+sorts an upsert's keys in Python, by code point, which UTF-8 bytes keep), so a
+write naming two of them and a delete cannot deadlock over them; entities other
+memories still name are not locked. Under ``REPEATABLE READ`` (a delete in a
+caller's own transaction at that level) the second statement keeps the first
+snapshot: the lock then fails with a serialization error (40001) instead of the
+mention going missing; retry the transaction. Same name, same trigger; the
+downgrade puts 0007's body back.
 
 Revision ID: 0012
 Revises: 0011
@@ -41,10 +48,15 @@ CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     -- Wait here for a write that names one of them: it holds the row until it commits.
+    -- Only those no memory is seen to name; in the order writers lock them (by key).
     PERFORM 1 FROM memory_pg_entities e
       JOIN (SELECT DISTINCT user_id, entity_id FROM gone) g
         ON e.user_id = g.user_id AND e.id = g.entity_id
-     ORDER BY e.user_id, e.id
+     WHERE NOT EXISTS (
+          SELECT 1 FROM memory_pg_memory_entities me
+          WHERE me.user_id = e.user_id AND me.entity_id = e.id
+      )
+     ORDER BY e.user_id, e.key COLLATE "C"
        FOR UPDATE OF e;
     -- A new statement, a new snapshot: the mentions that write added are seen.
     DELETE FROM memory_pg_entities e

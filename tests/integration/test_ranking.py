@@ -201,7 +201,7 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
     sql = str(stmt.compile(dialect=postgresql.dialect()))
     assert sql.count("UPDATE memory_pg_memories SET") == 1
     assert "access_count" in sql and "last_accessed_at" in sql
-    assert "FOR UPDATE SKIP LOCKED" in sql  # it never waits on a row another one holds
+    assert "FOR NO KEY UPDATE SKIP LOCKED" in sql  # it never waits on a row another one holds
     plan = read.plan_search("alice", "tea", vector, 5, sql_search.SearchFilters(), True)
     statements = [next(plan)]
     with pytest.raises(StopIteration):
