@@ -102,12 +102,19 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         (
             "--consumed-turn-days",
             int,
-            "MEMORY_PG_FORGET_TURN_DAYS",
+            "MEMORY_PG_FORGET_CONSUMED_TURN_DAYS",
             ForgetPolicy.consumed_turn_retention_days,
             "days a dialogue turn stays in the buffer after compaction",
         ),
     ):
         _env_number(p, flag, kind, env, default, help_text)
+    p.add_argument(
+        "--keep-consumed-turns",
+        action="store_true",
+        default=_env_flag("MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS"),
+        help="keep compacted dialogue turns in the buffer "
+        "(env MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS=1)",
+    )
     p.set_defaults(handler=cmd_forget)
 
     p = subparsers.add_parser(
@@ -181,7 +188,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
         max_age_days=args.max_age_days,
         importance_below=args.importance_below,
         superseded_retention_days=args.superseded_retention_days,
-        consumed_turn_retention_days=args.consumed_turn_days,
+        consumed_turn_retention_days=None if args.keep_consumed_turns else args.consumed_turn_days,
     )
     store = ctx.store(None, maintenance=True)
     report = forget(

@@ -106,10 +106,15 @@ def forget(
             busy server (the run takes longer, searches slow down less).
     """
     policy = policy or ForgetPolicy()
-    if batch_size < 1:
-        from memory_pg.errors import InvalidArgument
+    from memory_pg.errors import InvalidArgument
 
+    if batch_size < 1:
         raise InvalidArgument("batch_size must be at least 1")
+    days = policy.consumed_turn_retention_days
+    if days is not None and days < 0:
+        raise InvalidArgument(
+            f"consumed_turn_retention_days must be 0 or more (None keeps the turns), not {days}"
+        )
     from memory_pg import pooling
 
     pooling.require_session(engine, "forget")
@@ -141,7 +146,12 @@ def forget(
         finally:
             conn.execute(session_unlock(FORGET_LOCK))
             conn.commit()
-    logger.info("forget: %d memories removed in %d batches", report.deleted, report.batches)
+    logger.info(
+        "forget: %d memories and %d compacted turns removed in %d batches",
+        report.deleted,
+        report.turns_deleted,
+        report.batches,
+    )
     return _finish(report, started)
 
 
@@ -156,9 +166,7 @@ def _forget_batches(
 ) -> None:
     for reason in FORGET_REASONS:
         while True:
-            if max_runtime_s is not None and time.monotonic() - started >= max_runtime_s:
-                report.complete = False
-                report.message = "stopped at --max-runtime; run again to continue"
+            if _out_of_time(report, max_runtime_s, started):
                 return
             with conn.begin():
                 rows = conn.execute(
@@ -182,17 +190,26 @@ def _purge_turns(
     started: float,
 ) -> None:
     """Compacted turns past their retention, in batches (after the memories)."""
-    while policy.consumed_turn_retention_days is not None:
-        if max_runtime_s is not None and time.monotonic() - started >= max_runtime_s:
-            report.complete = False
-            report.message = "stopped at --max-runtime; run again to continue"
-            return
+    if policy.consumed_turn_retention_days is None:
+        return
+    after: tuple[str, int] | None = None
+    while not _out_of_time(report, max_runtime_s, started):
         with conn.begin():
-            gone = len(conn.execute(purge_turns_batch(policy, batch_size, report.user_id)).all())
+            gone = conn.execute(purge_turns_batch(policy, batch_size, report.user_id, after)).all()
         report.batches += 1
-        report.turns_deleted += gone
-        if gone < batch_size:
+        report.turns_deleted += len(gone)
+        if len(gone) < batch_size:
             return
+        after = max((row.user_id, row.id) for row in gone)
+
+
+def _out_of_time(report: ForgetReport, max_runtime_s: float | None, started: float) -> bool:
+    """Past ``max_runtime_s``: the report says the run stopped early."""
+    if max_runtime_s is None or time.monotonic() - started < max_runtime_s:
+        return False
+    report.complete = False
+    report.message = "stopped at --max-runtime; run again to continue"
+    return True
 
 
 def _finish(report: ForgetReport, started: float) -> ForgetReport:

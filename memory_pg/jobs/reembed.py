@@ -172,14 +172,16 @@ def reembed(
             outcome = _swap(conn, target)
             if outcome == "swapped":
                 break
+            if outcome == "busy":  # leave the queries that queued behind it a moment
+                time.sleep(SWAP_LOCK_TIMEOUT_MS / 1000)
         else:
             if outcome == "busy":
                 raise QueryTimeout(
-                    f"reembed: other transactions held memory_pg_memories through "
+                    f"reembed: other transactions held memory_pg_memories at the last of "
                     f"{_SWAP_TRIES} tries of the swap ({SWAP_LOCK_TIMEOUT_MS} ms each); "
                     "the new vectors are kept: run reembed again when it is quieter"
                 )
-            # pragma: no cover - writers outpacing the swap five times in a row
+            # Writers outpacing the swap five times in a row.
             logger.warning("reembed: rows kept arriving; run the command again to finish")
             report.duration_s = round(time.monotonic() - started, 3)
             return report

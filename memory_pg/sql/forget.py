@@ -125,12 +125,20 @@ def _compacted(policy: ForgetPolicy, user_id: str | None) -> list[ColumnElement[
     return conds
 
 
-def purge_turns_batch(policy: ForgetPolicy, batch_size: int, user_id: str | None) -> Any:
-    """Delete up to ``batch_size`` buffered turns compacted before the retention;
-    returns one row per turn (rows another transaction holds are skipped)."""
+def purge_turns_batch(
+    policy: ForgetPolicy, batch_size: int, user_id: str | None, after: tuple[str, int] | None
+) -> Any:
+    """Delete up to ``batch_size`` buffered turns compacted before the retention, the
+    first in key order after ``after`` (the last key of the batch before: each batch
+    walks on along the primary key instead of scanning again from the start); returns
+    their ``user_id`` and ``id`` (rows another transaction holds are skipped)."""
+    conds = _compacted(policy, user_id)
+    if after is not None:
+        conds.append(tuple_(b.c.user_id, b.c.id) > tuple_(literal(after[0]), literal(after[1])))
     victims = (
         select(b.c.user_id, b.c.id)
-        .where(*_compacted(policy, user_id))
+        .where(*conds)
+        .order_by(b.c.user_id, b.c.id)
         .limit(batch_size)
         .with_for_update(skip_locked=True)
         .cte("turns")
@@ -138,7 +146,7 @@ def purge_turns_batch(policy: ForgetPolicy, batch_size: int, user_id: str | None
     return (
         sa_delete(b)
         .where(tuple_(b.c.user_id, b.c.id).in_(select(victims.c.user_id, victims.c.id)))
-        .returning(b.c.id)
+        .returning(b.c.user_id, b.c.id)
     )
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import psycopg
+import pytest
 from psycopg import sql
 from sqlalchemy import create_engine
 
@@ -167,7 +169,7 @@ def test_forget_removes_turns_compacted_past_their_retention_and_keeps_the_rest(
     raw.execute(
         "UPDATE memory_pg_dialogue_buffer SET consumed_at = now() - interval '31 days' "
         "WHERE id = ANY(%s)",
-        (old + [bobs],),
+        ([*old, bobs],),
     )
     engine = create_engine(db_url)
     try:
@@ -184,3 +186,27 @@ def test_forget_removes_turns_compacted_past_their_retention_and_keeps_the_rest(
     # The memories they became stay; the turn still waiting is still pending.
     assert {m["text"] for m in store.list_memories()} >= {"The user moved to Lyon"}
     assert [t["id"] for t in store.pending_turns()] == [waiting]
+
+
+def test_forget_keeps_compacted_turns_when_told_and_refuses_a_negative_retention(
+    store, raw, db_url
+):
+    from memory_pg.errors import InvalidArgument
+    from tests.acceptance.test_cli import run as run_installed
+
+    turn = store.append_turn("user", "I moved to Lyon", session_id="s")
+    store.commit_compaction([turn], ["The user moved to Lyon"])
+    raw.execute("UPDATE memory_pg_dialogue_buffer SET consumed_at = now() - interval '2 days'")
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(InvalidArgument, match="consumed_turn_retention_days"):
+            forget(engine, ForgetPolicy(consumed_turn_retention_days=-1))
+    finally:
+        engine.dispose()
+    env = {"MEMORY_PG_DATABASE_URL": db_url}
+    kept = run_installed(["forget", "--json", "--keep-consumed-turns"], env)
+    assert json.loads(kept.stdout)["turns_deleted"] == 0
+    assert _buffered(raw) == ["I moved to Lyon"]
+    gone = run_installed(["forget", "--json"], {**env, "MEMORY_PG_FORGET_CONSUMED_TURN_DAYS": "1"})
+    assert json.loads(gone.stdout)["turns_deleted"] == 1
+    assert _buffered(raw) == []
