@@ -7,7 +7,12 @@ the HNSW index, then:
 
 1. measures search latency (the store's hybrid search statement, one user at a
    time) while idle for ``--idle-s`` seconds;
-2. runs ``forget`` while the same search loop keeps going, and measures both.
+2. runs ``forget`` while the same search loop keeps going, and measures both;
+3. with ``--vacuum``, runs ``VACUUM memory_pg_memories`` next, as autovacuum will
+   after a large forget, while the searches go on: pgvector repairs every HNSW
+   node that lost a neighbour, so this is where the graph pays for the deletes;
+   with ``--reindex-first`` it first rebuilds the graph without the deleted rows
+   (``REINDEX INDEX CONCURRENTLY``, pgvector's advice), and times both.
 
 Prints a JSON report. Example (from a checkout: ``PYTHONPATH=.``)::
 
@@ -31,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -155,6 +161,12 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.0, help="forget's pause between batches")
     parser.add_argument("--home", default=None, help="embedded server folder (default: temp)")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument(
+        "--vacuum", action="store_true", help="then VACUUM the table beside the searches"
+    )
+    parser.add_argument(
+        "--reindex-first", action="store_true", help="with --vacuum: REINDEX the graph first"
+    )
     args = parser.parse_args()
     expirable = args.expirable if args.expirable is not None else args.rows // 10
 
@@ -198,6 +210,7 @@ def main() -> None:
         worker.join()
 
         result: dict[str, Any] = {
+            "command": "PYTHONPATH=. python benchmarks/forget_bench.py " + " ".join(sys.argv[1:]),
             "rows": args.rows,
             "expirable": expirable,
             "users": args.users,
@@ -217,6 +230,39 @@ def main() -> None:
         result["p95_ratio"] = round(
             result["search_during_forget"]["p95_ms"] / result["search_idle"]["p95_ms"], 2
         )
+        if args.vacuum:
+            during: list[float] = []
+            stop = threading.Event()
+            worker = threading.Thread(
+                target=search_loop, args=(engine, args.users, args.dim, stop, during)
+            )
+            worker.start()
+            started = time.monotonic()
+            reindex_s = None
+            with engine.connect() as conn:
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(text("SET statement_timeout = 0"))
+                if args.reindex_first:
+                    conn.execute(
+                        text("SELECT set_config('maintenance_work_mem', :mb, false)"),
+                        {"mb": str(hnsw_build_mb(args.rows, args.dim)) + "MB"},
+                    )
+                    conn.execute(
+                        text("REINDEX INDEX CONCURRENTLY memory_pg_memories_embedding_hnsw_idx")
+                    )
+                    reindex_s = time.monotonic() - started
+                conn.execute(text("VACUUM memory_pg_memories"))
+            vacuum_s = time.monotonic() - started - (reindex_s or 0.0)
+            stop.set()
+            worker.join()
+            result["vacuum"] = {
+                "reindex_first_s": None if reindex_s is None else round(reindex_s, 1),
+                "duration_s": round(vacuum_s, 1),
+                "search_during": percentiles(during),
+                "p95_ratio": round(
+                    percentiles(during)["p95_ms"] / result["search_idle"]["p95_ms"], 2
+                ),
+            }
         print(json.dumps(result, indent=2))
     finally:
         engine.dispose()
