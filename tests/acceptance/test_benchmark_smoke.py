@@ -100,6 +100,30 @@ def test_the_hnsw_density_benchmark_builds_each_graph_and_leaves_no_table(db_url
         engine.dispose()
 
 
+def test_the_forget_benchmark_times_the_vacuum_after_it_both_ways(db_url):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    for extra in ([], ["--reindex-first"]):
+        tiny = "--rows 2000 --users 20 --idle-s 0.3 --vacuum".split()
+        proc = subprocess.run(
+            [sys.executable, "benchmarks/forget_bench.py", *tiny, *extra, "--database-url", db_url],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={**__import__("os").environ, "PYTHONPATH": str(root)},
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        report = json.loads(proc.stdout[proc.stdout.index("{") :])
+        assert report["forget"]["deleted"] == 200  # the tenth that was stale
+        vacuum = report["vacuum"]
+        assert vacuum["duration_s"] >= 0 and vacuum["search_during"]["n"] >= 0
+        assert (vacuum["reindex_first_s"] is not None) == bool(extra)
+        assert report["command"].endswith(" ".join([*tiny, *extra, "--database-url", db_url]))
+
+
 def test_the_gin_pending_benchmark_times_both_ways_and_leaves_the_list_off(tmp_path, db_url):
     from benchmarks.gin_pending import main as gin_pending
 
