@@ -139,7 +139,9 @@ def search_loop(
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
-    """p50 / p95 / p99 in milliseconds, and the count."""
+    """p50 / p95 / p99 in milliseconds, and the count (only the count when none)."""
+    if not values:
+        return {"n": 0}
     arr = np.asarray(values)
     return {
         "n": len(values),
@@ -261,7 +263,9 @@ def main() -> None:
                 "search_during": percentiles(during),
                 "p95_ratio": round(
                     percentiles(during)["p95_ms"] / result["search_idle"]["p95_ms"], 2
-                ),
+                )
+                if during
+                else None,
             }
         print(json.dumps(result, indent=2))
     finally:

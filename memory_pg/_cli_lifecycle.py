@@ -23,7 +23,7 @@ def _env_flag(name: str) -> bool:
 
 
 def _env_number(
-    parser: argparse.ArgumentParser,
+    parser: argparse._ActionsContainer,
     flag: str,
     kind: type[int] | type[float],
     env: str,
@@ -99,16 +99,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             ForgetPolicy.superseded_retention_days,
             "days a replaced memory is kept",
         ),
-        (
-            "--consumed-turn-days",
-            int,
-            "MEMORY_PG_FORGET_CONSUMED_TURN_DAYS",
-            ForgetPolicy.consumed_turn_retention_days,
-            "days a dialogue turn stays in the buffer after compaction",
-        ),
     ):
         _env_number(p, flag, kind, env, default, help_text)
-    p.add_argument(
+    turns = p.add_mutually_exclusive_group()
+    _env_number(
+        turns,
+        "--consumed-turn-days",
+        int,
+        "MEMORY_PG_FORGET_CONSUMED_TURN_DAYS",
+        ForgetPolicy.consumed_turn_retention_days,
+        "days a dialogue turn stays in the buffer after compaction",
+    )
+    turns.add_argument(
         "--keep-consumed-turns",
         action="store_true",
         default=_env_flag("MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS"),

@@ -142,7 +142,7 @@ def forget(
                         report.turns_deleted = int(count or 0)
             else:
                 _forget_batches(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
-                _purge_turns(conn, policy, report, batch_size, max_runtime_s, started)
+                _purge_turns(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
         finally:
             conn.execute(session_unlock(FORGET_LOCK))
             conn.commit()
@@ -188,6 +188,7 @@ def _purge_turns(
     batch_size: int,
     max_runtime_s: float | None,
     started: float,
+    pause_s: float,
 ) -> None:
     """Compacted turns past their retention, in batches (after the memories)."""
     if policy.consumed_turn_retention_days is None:
@@ -200,7 +201,9 @@ def _purge_turns(
         report.turns_deleted += len(gone)
         if len(gone) < batch_size:
             return
-        after = max((row.user_id, row.id) for row in gone)
+        after = (gone[-1].user_id, gone[-1].id)
+        if pause_s > 0:
+            time.sleep(pause_s)
 
 
 def _out_of_time(report: ForgetReport, max_runtime_s: float | None, started: float) -> bool:

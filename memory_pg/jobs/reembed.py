@@ -167,13 +167,13 @@ def reembed(
                 "was changed: run reembed again when it is quieter"
             )
         outcome = ""
-        for _ in range(_SWAP_TRIES):
+        for attempt in range(_SWAP_TRIES):
             _fill(conn, embedder, batch_size, progress, report)
             outcome = _swap(conn, target)
             if outcome == "swapped":
                 break
-            if outcome == "busy":  # leave the queries that queued behind it a moment
-                time.sleep(SWAP_LOCK_TIMEOUT_MS / 1000)
+            if outcome == "busy" and attempt < _SWAP_TRIES - 1:
+                time.sleep(SWAP_LOCK_TIMEOUT_MS / 1000)  # the queries that queued behind it
         else:
             if outcome == "busy":
                 raise QueryTimeout(

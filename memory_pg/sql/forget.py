@@ -131,7 +131,8 @@ def purge_turns_batch(
     """Delete up to ``batch_size`` buffered turns compacted before the retention, the
     first in key order after ``after`` (the last key of the batch before: each batch
     walks on along the primary key instead of scanning again from the start); returns
-    their ``user_id`` and ``id`` (rows another transaction holds are skipped)."""
+    their ``user_id`` and ``id`` in key order (rows another transaction holds are
+    skipped)."""
     conds = _compacted(policy, user_id)
     if after is not None:
         conds.append(tuple_(b.c.user_id, b.c.id) > tuple_(literal(after[0]), literal(after[1])))
@@ -143,11 +144,15 @@ def purge_turns_batch(
         .with_for_update(skip_locked=True)
         .cte("turns")
     )
-    return (
+    gone = (
         sa_delete(b)
         .where(tuple_(b.c.user_id, b.c.id).in_(select(victims.c.user_id, victims.c.id)))
         .returning(b.c.user_id, b.c.id)
+        .cte("gone")
     )
+    # In the database's order (its collation), so the last row is where the next
+    # batch starts.
+    return select(gone.c.user_id, gone.c.id).order_by(gone.c.user_id, gone.c.id)
 
 
 def purge_turns_count(policy: ForgetPolicy, user_id: str | None) -> Any:

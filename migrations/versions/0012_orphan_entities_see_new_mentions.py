@@ -14,13 +14,17 @@ The entity was deleted, and the cascade took the new memory's mention with it:
 wait for the user's writes on an advisory lock first, so it took ``forget`` (or a
 DBA's ``DELETE``) to meet it.
 
-The function now first locks the entities that look orphaned (``FOR UPDATE``),
+The function now first locks the entities whose mentions went (``FOR UPDATE``),
 waiting there for a write that holds one, and deletes in a second statement,
 which in ``READ COMMITTED`` takes a new snapshot and sees what that write
-committed. It locks them in the order writers do (by key, byte order: the store
+committed. Locking them all, not only those that look orphaned, also serialises
+two deletes that each take one of an entity's last two mentions: the second sees
+the first's and drops the entity, where each alone saw the other's mention and
+kept it. It locks them in the order writers do (by key, byte order: the store
 sorts an upsert's keys in Python, by code point, which UTF-8 bytes keep), so a
-write naming two of them and a delete cannot deadlock over them; entities other
-memories still name are not locked. Under ``REPEATABLE READ`` (a delete in a
+write naming two of them and a delete cannot deadlock over them (a caller who
+writes them in two statements of one transaction can still; PostgreSQL then
+aborts one with 40P01). Under ``REPEATABLE READ`` (a delete in a
 caller's own transaction at that level) the second statement keeps the first
 snapshot: the lock then fails with a serialization error (40001) instead of the
 mention going missing; retry the transaction. Same name, same trigger; the
@@ -47,15 +51,11 @@ _LOCK_THEN_DELETE = """
 CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    -- Wait here for a write that names one of them: it holds the row until it commits.
-    -- Only those no memory is seen to name; in the order writers lock them (by key).
+    -- Wait here for a write that names one of them (it holds the row until it
+    -- commits) or another delete of their mentions; in the order writers lock them.
     PERFORM 1 FROM memory_pg_entities e
       JOIN (SELECT DISTINCT user_id, entity_id FROM gone) g
         ON e.user_id = g.user_id AND e.id = g.entity_id
-     WHERE NOT EXISTS (
-          SELECT 1 FROM memory_pg_memory_entities me
-          WHERE me.user_id = e.user_id AND me.entity_id = e.id
-      )
      ORDER BY e.user_id, e.key COLLATE "C"
        FOR UPDATE OF e;
     -- A new statement, a new snapshot: the mentions that write added are seen.

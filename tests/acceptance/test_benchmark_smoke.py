@@ -119,7 +119,7 @@ def test_the_forget_benchmark_times_the_vacuum_after_it_both_ways(db_url):
         report = json.loads(proc.stdout[proc.stdout.index("{") :])
         assert report["forget"]["deleted"] == 200  # the tenth that was stale
         vacuum = report["vacuum"]
-        assert vacuum["duration_s"] >= 0 and vacuum["search_during"]["n"] >= 0
+        assert report["search_idle"]["n"] >= 1
         assert (vacuum["reindex_first_s"] is not None) == bool(extra)
         assert report["command"].endswith(" ".join([*tiny, *extra, "--database-url", db_url]))
 
