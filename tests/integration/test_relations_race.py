@@ -61,3 +61,37 @@ def test_a_memory_written_while_forget_takes_the_last_other_one_naming_its_entit
     denver = store.entity("Denver")
     assert denver is not None
     assert [m["id"] for m in denver["memories"]] == [fresh]
+
+
+def test_two_deletes_of_an_entitys_last_two_mentions_leave_no_orphan(store, raw, db_url):
+    """A DBA's delete of one memory naming Denver, still open, while forget removes
+    the other: each alone sees the other's mention; the second must wait and drop it."""
+    stale = store.add_memory("It snowed in Denver that winter")
+    other = store.add_memory("Denver has a good airport")
+    raw.execute(
+        "UPDATE memory_pg_memories SET created_at = now() - interval '100 days', "
+        "importance = 0.1 WHERE id = %s",
+        (stale,),
+    )
+    engine = create_engine(db_url)
+    reports, errors = [], []
+
+    def run_forget():
+        try:
+            reports.append(forget(engine))
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    try:
+        with engine.connect() as dba:
+            dba.exec_driver_sql("DELETE FROM memory_pg_memories WHERE id = %s", (other,))
+            job = threading.Thread(target=run_forget)
+            job.start()
+            _wait_until_one_waits_for_a_row(raw)
+            dba.commit()
+        job.join(30)
+    finally:
+        engine.dispose()
+    assert errors == [] and [r.deleted for r in reports] == [1]
+    assert store.entity("Denver") is None
+    assert raw.execute("SELECT count(*) FROM memory_pg_entities").fetchone()[0] == 0
