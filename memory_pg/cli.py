@@ -448,8 +448,13 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     ctx = CliContext(args, out or sys.stdout)
+    from memory_pg.plans.protocol import translate_errors
+
     try:
-        code: int = args.handler(args, ctx)
+        # A driver error any command meets (a job's statement cancelled, the server
+        # gone) is reported like the store's typed errors, not as a traceback.
+        with translate_errors():
+            code: int = args.handler(args, ctx)
         return code
     except UsageError as exc:
         print(f"memory-pg: error: {exc}", file=sys.stderr)

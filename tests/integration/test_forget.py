@@ -210,3 +210,28 @@ def test_forget_keeps_compacted_turns_when_told_and_refuses_a_negative_retention
     gone = run_installed(["forget", "--json"], {**env, "MEMORY_PG_FORGET_CONSUMED_TURN_DAYS": "1"})
     assert json.loads(gone.stdout)["turns_deleted"] == 1
     assert _buffered(raw) == []
+
+
+def test_the_installed_forget_reports_a_lock_it_waited_too_long_for_without_a_traceback(
+    store, raw, db_url
+):
+    """A DBA's lock_timeout cancels the job's delete behind a held table: exit 1 with
+    the reason, as the store's own errors are reported."""
+    from tests.acceptance.test_cli import run as run_installed
+
+    stale = store.add_memory("old unused note about lunch", importance=0.1)
+    _set(raw, stale, "created_at", "now() - interval '100 days'")
+    database = raw.execute("SELECT current_database()").fetchone()[0]
+    raw.execute(
+        sql.SQL("ALTER DATABASE {} SET lock_timeout = '300ms'").format(sql.Identifier(database))
+    )
+    holder = psycopg.connect(db_url.replace("postgresql+psycopg://", "postgresql://", 1))
+    try:
+        holder.execute("LOCK TABLE memory_pg_memories IN ACCESS EXCLUSIVE MODE")
+        proc = run_installed(["forget", "--json"], {"MEMORY_PG_DATABASE_URL": db_url}, check=False)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert proc.returncode == 1, proc.stderr
+    assert "lock_timeout" in proc.stderr and "Traceback" not in proc.stderr
+    assert stale in _ids(raw)  # nothing was forgotten
