@@ -173,16 +173,13 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
     mode = pooling.resolve(pooler, args.pooler)
     engine = create_engine(url)
     pooling.watch(engine, mode)
-    try:
-        from memory_pg.plans.protocol import translate_errors
-
-        with translate_errors():
-            if args.downgrade:
-                schema.downgrade(engine, args.downgrade)
-            else:
-                schema.upgrade(engine, args.revision, embedding_dim=dim)
-            with engine.connect() as conn:
-                revision = schema.current_revision(conn)
+    try:  # a driver error becomes a typed one in main(), as for every command
+        if args.downgrade:
+            schema.downgrade(engine, args.downgrade)
+        else:
+            schema.upgrade(engine, args.revision, embedding_dim=dim)
+        with engine.connect() as conn:
+            revision = schema.current_revision(conn)
     finally:
         engine.dispose()
         if server is not None:

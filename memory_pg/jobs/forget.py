@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -141,8 +142,9 @@ def forget(
                         count = conn.execute(purge_turns_count(policy, user_id)).scalar()
                         report.turns_deleted = int(count or 0)
             else:
-                _forget_batches(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
-                _purge_turns(conn, policy, report, batch_size, max_runtime_s, started, pause_s)
+                pace = _Pace(batch_size, max_runtime_s, started, pause_s)
+                if _forget_batches(conn, policy, report, pace):
+                    _purge_turns(conn, policy, report, pace)
         finally:
             conn.execute(session_unlock(FORGET_LOCK))
             conn.commit()
@@ -155,64 +157,68 @@ def forget(
     return _finish(report, started)
 
 
+@dataclass(frozen=True)
+class _Pace:
+    """How a run spaces its delete transactions."""
+
+    batch_size: int
+    max_runtime_s: float | None
+    started: float
+    pause_s: float
+
+
 def _forget_batches(
-    conn: Connection,
-    policy: ForgetPolicy,
-    report: ForgetReport,
-    batch_size: int,
-    max_runtime_s: float | None,
-    started: float,
-    pause_s: float,
-) -> None:
+    conn: Connection, policy: ForgetPolicy, report: ForgetReport, pace: _Pace
+) -> bool:
+    """Each reason's memories in batches; False when the run's time ran out."""
     for reason in FORGET_REASONS:
-        while True:
-            if _out_of_time(report, max_runtime_s, started):
-                return
-            with conn.begin():
-                rows = conn.execute(
-                    forget_batch(reason, policy, batch_size, report.run_id, report.user_id)
-                ).all()
-            report.batches += 1
+
+        def batch(reason: str = reason) -> Sequence[Any]:
+            stmt = forget_batch(reason, policy, pace.batch_size, report.run_id, report.user_id)
+            rows = conn.execute(stmt).all()
             for row in rows:
                 report._count(reason, row.memory_type, 1)
-            if len(rows) < batch_size:
-                break
-            if pause_s > 0:
-                time.sleep(pause_s)
+            return rows
+
+        if not _in_batches(conn, report, pace, batch):
+            return False
+    return True
 
 
-def _purge_turns(
-    conn: Connection,
-    policy: ForgetPolicy,
-    report: ForgetReport,
-    batch_size: int,
-    max_runtime_s: float | None,
-    started: float,
-    pause_s: float,
-) -> None:
+def _purge_turns(conn: Connection, policy: ForgetPolicy, report: ForgetReport, pace: _Pace) -> None:
     """Compacted turns past their retention, in batches (after the memories)."""
     if policy.consumed_turn_retention_days is None:
         return
     after: tuple[str, int] | None = None
-    while not _out_of_time(report, max_runtime_s, started):
-        with conn.begin():
-            gone = conn.execute(purge_turns_batch(policy, batch_size, report.user_id, after)).all()
-        report.batches += 1
+
+    def batch() -> Sequence[Any]:
+        nonlocal after
+        gone = conn.execute(purge_turns_batch(policy, pace.batch_size, report.user_id, after)).all()
         report.turns_deleted += len(gone)
-        if len(gone) < batch_size:
-            return
-        after = (gone[-1].user_id, gone[-1].id)
-        if pause_s > 0:
-            time.sleep(pause_s)
+        if gone:  # in key order: the next batch starts after the last
+            after = (gone[-1].user_id, gone[-1].id)
+        return gone
+
+    _in_batches(conn, report, pace, batch)
 
 
-def _out_of_time(report: ForgetReport, max_runtime_s: float | None, started: float) -> bool:
-    """Past ``max_runtime_s``: the report says the run stopped early."""
-    if max_runtime_s is None or time.monotonic() - started < max_runtime_s:
-        return False
+def _in_batches(
+    conn: Connection, report: ForgetReport, pace: _Pace, batch: Callable[[], Sequence[Any]]
+) -> bool:
+    """``batch()`` in a transaction of its own until it deletes less than a batch;
+    False when ``pace.max_runtime_s`` ran out first (the report says so)."""
+    limit = pace.max_runtime_s
+    while limit is None or time.monotonic() - pace.started < limit:
+        with conn.begin():
+            rows = batch()
+        report.batches += 1
+        if len(rows) < pace.batch_size:
+            return True
+        if pace.pause_s > 0:
+            time.sleep(pace.pause_s)
     report.complete = False
     report.message = "stopped at --max-runtime; run again to continue"
-    return True
+    return False
 
 
 def _finish(report: ForgetReport, started: float) -> ForgetReport:

@@ -36,6 +36,7 @@ from sqlalchemy.exc import DBAPIError
 from memory_pg import pooling
 from memory_pg.embedding import Embedder, embedding_text, unusable_rows
 from memory_pg.errors import EmbeddingError, InvalidArgument, QueryTimeout
+from memory_pg.plans.protocol import LOCK_NOT_AVAILABLE
 from memory_pg.roles import require_owner
 from memory_pg.sql import named, setup, statement
 from memory_pg.sql.core import vector_literal
@@ -61,8 +62,6 @@ _SWAP_TRIES = 5
 #: waits for the transactions that hold the table, every later query of the table
 #: waits behind it; so it gives up, fills what arrived meanwhile, and tries again.
 SWAP_LOCK_TIMEOUT_MS = 2000
-#: SQLSTATE lock_not_available (a lock_timeout ran out).
-_LOCK_NOT_AVAILABLE = "55P03"
 
 
 @dataclass
@@ -247,7 +246,7 @@ def _unless_busy(step: Callable[[], str]) -> str:
     try:
         return step()
     except DBAPIError as exc:
-        if getattr(exc.orig, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+        if getattr(exc.orig, "sqlstate", None) != LOCK_NOT_AVAILABLE:
             raise
         logger.warning(
             "reembed: other transactions held memory_pg_memories for %d ms", SWAP_LOCK_TIMEOUT_MS

@@ -105,6 +105,10 @@ def begin(
     return (tenant, setup.plan_for_user(user_id))
 
 
+#: SQLSTATE lock_not_available: a statement waited past a ``lock_timeout``.
+LOCK_NOT_AVAILABLE = "55P03"
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
     """Turn driver errors into memory-pg's typed errors, chained ``from`` the original."""
@@ -125,7 +129,7 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
     name = type(orig).__name__
     if sqlstate == "57014":
         return QueryTimeout(f"statement cancelled (statement_timeout): {name}")
-    if sqlstate == "55P03":  # lock_not_available: waited past a lock_timeout
+    if sqlstate == LOCK_NOT_AVAILABLE:
         return QueryTimeout(
             "gave up waiting for a lock that another session holds (lock_timeout): "
             f"{str(orig).strip()[:200]}; the statement was not applied: run it again "
@@ -157,6 +161,7 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
 
 
 __all__ = [
+    "LOCK_NOT_AVAILABLE",
     "Bound",
     "Final",
     "Plan",

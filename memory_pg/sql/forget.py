@@ -83,24 +83,35 @@ def forget_batch(
     conds = [forget_condition(reason, policy)]
     if user_id is not None:
         conds.insert(0, m.c.user_id == user_id)
-    victims = (
-        select(m.c.user_id, m.c.id)
-        .where(*conds)
-        .limit(batch_size)
-        .with_for_update(skip_locked=True)
-        .cte("victims")
-    )
-    gone = (
-        sa_delete(m)
-        .where(tuple_(m.c.user_id, m.c.id).in_(select(victims.c.user_id, victims.c.id)))
-        .returning(m.c.user_id, m.c.id, m.c.memory_type)
-        .cte("gone")
-    )
+    gone = _delete_some(m, conds, batch_size, m.c.user_id, m.c.id, m.c.memory_type)
     detail = func.jsonb_build_object(
         "reason", reason, "memory_type", gone.c.memory_type, "job_run", run_id
     )
     return log_events(select(gone.c.user_id, gone.c.id, literal("expired"), detail)).returning(
         history.c.detail["memory_type"].astext.label("memory_type")
+    )
+
+
+def _delete_some(
+    table: Any,
+    conds: list[ColumnElement[bool]],
+    batch_size: int,
+    *returning: Any,
+    by_key: bool = False,
+) -> Any:
+    """A CTE deleting up to ``batch_size`` rows of ``table`` that meet ``conds`` and no
+    other transaction holds (``SKIP LOCKED``: a batch never waits on a writer), the
+    first in key order when ``by_key``; it returns ``returning``."""
+    key = (table.c.user_id, table.c.id)
+    victims = select(*key).where(*conds)
+    if by_key:
+        victims = victims.order_by(*key)
+    locked = victims.limit(batch_size).with_for_update(skip_locked=True).cte("victims")
+    return (
+        sa_delete(table)
+        .where(tuple_(*key).in_(select(locked.c.user_id, locked.c.id)))
+        .returning(*returning)
+        .cte("gone")
     )
 
 
@@ -136,20 +147,7 @@ def purge_turns_batch(
     conds = _compacted(policy, user_id)
     if after is not None:
         conds.append(tuple_(b.c.user_id, b.c.id) > tuple_(literal(after[0]), literal(after[1])))
-    victims = (
-        select(b.c.user_id, b.c.id)
-        .where(*conds)
-        .order_by(b.c.user_id, b.c.id)
-        .limit(batch_size)
-        .with_for_update(skip_locked=True)
-        .cte("turns")
-    )
-    gone = (
-        sa_delete(b)
-        .where(tuple_(b.c.user_id, b.c.id).in_(select(victims.c.user_id, victims.c.id)))
-        .returning(b.c.user_id, b.c.id)
-        .cte("gone")
-    )
+    gone = _delete_some(b, conds, batch_size, b.c.user_id, b.c.id, by_key=True)
     # In the database's order (its collation), so the last row is where the next
     # batch starts.
     return select(gone.c.user_id, gone.c.id).order_by(gone.c.user_id, gone.c.id)

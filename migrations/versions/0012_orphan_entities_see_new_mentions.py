@@ -47,10 +47,12 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 # Constant text, no '%' (Alembic's offline SQL would double it).
-_LOCK_THEN_DELETE = """
+_HEAD = """
 CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+"""
+_LOCK = """
     -- Wait here for a write that names one of them (it holds the row until it
     -- commits) or another delete of their mentions; in the order writers lock them.
     PERFORM 1 FROM memory_pg_entities e
@@ -59,22 +61,9 @@ BEGIN
      ORDER BY e.user_id, e.key COLLATE "C"
        FOR UPDATE OF e;
     -- A new statement, a new snapshot: the mentions that write added are seen.
-    DELETE FROM memory_pg_entities e
-    USING (SELECT DISTINCT user_id, entity_id FROM gone) g
-    WHERE e.user_id = g.user_id AND e.id = g.entity_id
-      AND NOT EXISTS (
-          SELECT 1 FROM memory_pg_memory_entities me
-          WHERE me.user_id = e.user_id AND me.entity_id = e.id
-      );
-    RETURN NULL;
-END $$
 """
-
-# 0007's body, as it was.
-_DELETE_ONLY = """
-CREATE OR REPLACE FUNCTION memory_pg_drop_orphan_entities_v1() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
+# 0007's body: the delete alone.
+_DELETE = """
     DELETE FROM memory_pg_entities e
     USING (SELECT DISTINCT user_id, entity_id FROM gone) g
     WHERE e.user_id = g.user_id AND e.id = g.entity_id
@@ -88,8 +77,8 @@ END $$
 
 
 def upgrade() -> None:
-    op.execute(_LOCK_THEN_DELETE)
+    op.execute(_HEAD + _LOCK + _DELETE)
 
 
 def downgrade() -> None:
-    op.execute(_DELETE_ONLY)
+    op.execute(_HEAD + _DELETE)

@@ -23,6 +23,19 @@ def _wait_until_one_waits_for_a_row(raw, timeout: float = 20.0) -> None:
     raise AssertionError("forget never waited for the writer's entity")
 
 
+def _forget_in_a_thread(engine):
+    """A thread that runs forget once: its reports, and its errors for the assertion."""
+    reports, errors = [], []
+
+    def run():
+        try:
+            reports.append(forget(engine))
+        except Exception as exc:  # reported by the test's assertion
+            errors.append(exc)
+
+    return threading.Thread(target=run), reports, errors
+
+
 def test_a_memory_written_while_forget_takes_the_last_other_one_naming_its_entity_keeps_it(
     store, raw, db_url
 ):
@@ -34,20 +47,12 @@ def test_a_memory_written_while_forget_takes_the_last_other_one_naming_its_entit
     )
     assert [m["id"] for m in store.entity("Denver")["memories"]] == [stale]
     engine = create_engine(db_url)
-    reports, errors = [], []
-
-    def run_forget():
-        try:
-            reports.append(forget(engine))
-        except Exception as exc:  # reported by the assertion below
-            errors.append(exc)
-
+    job, reports, errors = _forget_in_a_thread(engine)
     try:
         with store.engine.connect() as conn:
             tx = conn.begin()
             # A user's write names Denver too: its entity row stays locked until it commits.
             fresh = store.add_memory("We fly to Denver on Monday", conn=conn)
-            job = threading.Thread(target=run_forget)
             job.start()
             # forget took the last mention it could see, and waits to drop the entity.
             _wait_until_one_waits_for_a_row(raw)
@@ -74,18 +79,10 @@ def test_two_deletes_of_an_entitys_last_two_mentions_leave_no_orphan(store, raw,
         (stale,),
     )
     engine = create_engine(db_url)
-    reports, errors = [], []
-
-    def run_forget():
-        try:
-            reports.append(forget(engine))
-        except Exception as exc:  # reported by the assertion below
-            errors.append(exc)
-
+    job, reports, errors = _forget_in_a_thread(engine)
     try:
         with engine.connect() as dba:
             dba.exec_driver_sql("DELETE FROM memory_pg_memories WHERE id = %s", (other,))
-            job = threading.Thread(target=run_forget)
             job.start()
             _wait_until_one_waits_for_a_row(raw)
             dba.commit()
