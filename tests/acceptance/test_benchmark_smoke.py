@@ -157,6 +157,33 @@ def test_the_gin_pending_benchmark_times_both_ways_and_leaves_the_list_off(tmp_p
     assert written == 1200 + 2 * 60
 
 
+def test_the_server_settings_benchmark_restarts_its_server_with_each_config(tmp_path):
+    from benchmarks.server_settings import main as server_settings
+
+    out = tmp_path / "settings.json"
+    tiny = "--rows 1200 --pool 100 --rounds 2 --warm 3 --searches 5 --queries 20 --index-after"
+    configs = ["shared_buffers=16MB", "shared_buffers=32MB,synchronous_commit=off"]
+    argv = [*tiny.split(), "--config", configs[0], "--config", configs[1], "--out", str(out)]
+    scratch = Path(tempfile.gettempdir())
+    before = set(scratch.glob("memory-pg-settings-*"))
+    report = server_settings(argv)
+    assert json.loads(out.read_text())["summary"] == report["summary"]
+    # Each block ran under the settings it set (and only those), the order reversed
+    # in the second round.
+    shown = [b["settings_shown"] for b in report["blocks"]]
+    first = {"shared_buffers": "16MB"}
+    second = {"shared_buffers": "32MB", "synchronous_commit": "off"}
+    assert shown == [first, second, second, first]
+    for block in report["blocks"]:
+        assert block["search_ms"]["n"] == 5
+        assert block["pages_read_per_search"] + block["pages_hit_per_search"] > 0
+    assert set(report["summary"]) == set(configs)
+    # The HNSW index dropped for the fill was built again after it.
+    assert report["load"]["hnsw_mb"] >= 1
+    # Its server's folder is gone (another run's may be there).
+    assert set(scratch.glob("memory-pg-settings-*")) <= before
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("chromadb") is None or importlib.util.find_spec("mem0") is None,
     reason="the peers are not installed: pip install -r benchmarks/requirements.txt",
