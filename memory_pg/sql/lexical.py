@@ -52,12 +52,15 @@ PULL_MAX_SHARE = 0.02
 SMALL_PULL_MAX_SHARE = 0.25
 SMALL_PULL_MIN = 100
 #: For a user with more memories than the sample, the full-text leg scores at most
-#: this many matching memories, the most recent (the user's (user_id, created_at)
-#: index walks them newest first). Scoring every match of a word found in a few
-#: percent of a million memories cost ~275 ms; an older match beyond the bound
-#: is left to the vector leg (recency decay ranks it lower anyway). Measured at
+#: this many matching memories, the most recent. Scoring every match of a word found
+#: in a few percent of a million memories cost ~275 ms; an older match beyond the
+#: bound is left to the vector leg (recency decay ranks it lower anyway). Measured at
 #: 100k (benchmarks/lexical_bound.py): queries of only common words p95 165 -> 97 ms,
 #: 0.963 of the unbounded top 10 kept when all rows share one time (the worst case).
+#: It bounds the rows scored, not the rows read: the planner reads every match of
+#: the pulling words through the GIN index and sorts them by time. At 1M a pulling
+#: word in 3% of a user's memories meant ~30k rows read, 150-290 ms (the p99 of
+#: benchmarks/server_settings.py; see benchmarks/README.md).
 LEXICAL_SCAN_MAX = 4000
 #: For a user with more memories than the sample: when at least this many of their
 #: memories hold every word of the query, those memories are the leg's candidates
