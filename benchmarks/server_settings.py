@@ -15,8 +15,8 @@ bulk load) into an embedded server of its own, ``VACUUM ANALYZE``, then for each
 * ``--warm`` searches, untimed, then ``--searches`` timed ones, through
   ``MemoryStore.search`` with the query vector precomputed (``run.py``'s "store"
   search), with the pages read from outside the buffers and found in them per
-  search (``pg_stat_database``). Every block takes its own queries, in turn from
-  the first half and the second half of ``--queries``.
+  search (``pg_stat_database``). Every block warms on the same queries and times
+  the same others, so the settings are compared on the same questions.
 
 ``--index-after`` drops the HNSW index before the fill and builds it with
 ``CREATE INDEX`` after (``--maintenance-work-mem``), which fills 1M rows in a
@@ -69,16 +69,19 @@ SIZES = text(
 class Scratch:
     """An embedded server in a temporary folder that can be restarted."""
 
-    def __init__(self) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix="memory-pg-settings-"))
+    def __init__(self, parent: str | None = None) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="memory-pg-settings-", dir=parent))
         os.chmod(self.home, 0o755)  # the embedded server may run as another user
         self.server: EmbeddedServer | None = None
 
     def start(self) -> str:
+        """Start the server; returns the SQLAlchemy URL of its database."""
+        self.stop()
         self.server = EmbeddedServer(self.home)
-        return self.server.start().replace("postgresql://", "postgresql+psycopg://", 1)
+        return self.server.start()
 
     def stop(self) -> None:
+        """Stop the server (this process is its only holder)."""
         if self.server is not None:
             self.server.stop()  # the last holder: the server stops
             self.server = None
@@ -104,11 +107,14 @@ class Scratch:
         return self.start()
 
     def remove(self) -> None:
+        """Stop the server and delete its folder."""
         self.stop()
         shutil.rmtree(self.home, ignore_errors=True)
 
 
 def _fill(url: str, data: Any, lookup: Any, args: Any) -> dict[str, Any]:
+    """Write the heavy user's memories, build the HNSW index after them with
+    ``--index-after``, ``VACUUM ANALYZE``; returns the times and sizes."""
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     store = MemoryStore(url, embedder=lookup, auto_migrate=True)
     started = time.perf_counter()
@@ -144,49 +150,67 @@ def _fill(url: str, data: Any, lookup: Any, args: Any) -> dict[str, Any]:
     }
 
 
+OTHER_BACKENDS = text(
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+)
+
+
+def _counts_after_exits(admin: Any) -> tuple[int, int]:
+    """``pg_stat_database``'s page counts once the closed store's backends are gone.
+
+    A backend reports its counts at most once a second, and at the latest as it
+    exits: wait (up to 10 s) until no backend but this one is connected."""
+    with admin.connect() as conn:
+        for _ in range(100):
+            if conn.execute(OTHER_BACKENDS).scalar_one() == 0:
+                break
+            conn.rollback()  # a new snapshot of the activity view
+            time.sleep(0.1)
+        read, hit = conn.execute(BLOCKS).one()
+    return int(read), int(hit)
+
+
 def _block(
-    url: str, data: Any, lookup: Any, config: dict[str, str], first_query: int, args: Any
+    url: str, data: Any, lookup: Any, config: dict[str, str], names: list[str], args: Any
 ) -> dict:
     """Searches of the heavy user on a freshly restarted server.
 
-    A backend reports its page counts to ``pg_stat_database`` at most once a second,
-    and at the latest when it exits: each phase's store is closed before the counts
-    are read. The timed phase's store first runs one untimed search (its connection
-    opened, its caches filled), which the page counts include.
+    Every block warms on the same ``--warm`` queries and times the same
+    ``--searches`` others, so the configs are compared on the same questions. The
+    timed phase's store first runs one more warming query (its connection opened,
+    its caches filled), which the page counts include. ``names``: the settings to
+    report (every config's, so a setting left from an earlier block would show).
     """
     admin = create_engine(url)
     user = data.users[0]
-    n = len(data.query_texts)
-    queries = (data.query_texts[(first_query + i) % n] for i in range(args.warm + args.searches))
+    timed = data.query_texts[: args.searches]
+    warming = data.query_texts[args.searches : args.searches + args.warm + 1]
     times: list[float] = []
     try:
         with admin.connect() as conn:
             shown = {
                 name: conn.execute(text("SELECT current_setting(:n)"), {"n": name}).scalar_one()
-                for name in config
+                for name in names
             }
         store = MemoryStore(url, embedder=lookup)
         try:
-            for _ in range(args.warm):
-                store.search(next(queries), 10, user_id=user)
+            for query in warming[:-1]:
+                store.search(query, 10, user_id=user)
         finally:
             store.close()
-        time.sleep(0.5)  # the closed connections' backends exit, reporting their counts
-        with admin.connect() as conn:
-            read0, hit0 = conn.execute(BLOCKS).one()
+        read0, hit0 = _counts_after_exits(admin)
         store = MemoryStore(url, embedder=lookup)
         try:
-            store.search(data.query_texts[first_query % n], 10, user_id=user)
+            store.search(warming[-1], 10, user_id=user)
             with _FullCollections() as collections:
-                for query in queries:
+                for query in timed:
                     t0 = time.perf_counter()
                     store.search(query, 10, user_id=user)
                     times.append((time.perf_counter() - t0) * 1000)
         finally:
             store.close()
-        time.sleep(0.5)
-        with admin.connect() as conn:
-            read1, hit1 = conn.execute(BLOCKS).one()
+        read1, hit1 = _counts_after_exits(admin)
     finally:
         admin.dispose()
     counted = args.searches + 1
@@ -211,6 +235,7 @@ class _FullCollections:
         self._start = 0.0
 
     def _note(self, phase: str, info: dict[str, Any]) -> None:
+        """``gc.callbacks``' hook: time each generation-2 collection."""
         if info["generation"] == 2:
             if phase == "start":
                 self._start = time.perf_counter()
@@ -226,6 +251,7 @@ class _FullCollections:
 
 
 def _label(config: dict[str, str]) -> str:
+    """``config`` as it was given: ``name=value,name=value``."""
     return ",".join(name + "=" + value for name, value in config.items())
 
 
@@ -271,21 +297,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--rounds", type=int, default=2, help="passes, the configs' order reversed")
     p.add_argument("--warm", type=int, default=200, help="untimed searches after each restart")
     p.add_argument("--searches", type=int, default=400, help="timed searches per block")
-    p.add_argument("--queries", type=int, default=1400, help="distinct queries (two halves)")
+    p.add_argument("--queries", type=int, default=700, help="queries drawn (warming and timed)")
     p.add_argument("--index-after", action="store_true", help="build the HNSW index after the fill")
     p.add_argument("--maintenance-work-mem", default="4GB")
+    p.add_argument("--scratch-dir", help="where the server's folder goes (default: the temp dir)")
     p.add_argument("--out")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if args.warm + args.searches > args.queries // 2:
-        p.error("--warm + --searches must fit in half of --queries: a block repeats no query")
+    if args.searches < 1 or args.warm < 0:
+        p.error("--searches must be at least 1 and --warm at least 0")
+    if args.warm + args.searches + 1 > args.queries:
+        p.error("--queries must hold --warm + --searches + 1 queries: warming and timing differ")
     configs = args.config or [{"shared_buffers": "128MB"}, {"shared_buffers": "4GB"}]
 
     real, texts, vectors = real_pool(args.pool)
     data = build_dataset("sb", args.rows, 1, texts, vectors, queries=args.queries)
     lookup = lookup_of(real, data)
     # The data set lives in this process for the whole run: at 1M rows a full
-    # collection that walks it took ~110 ms, inside whichever search it fell in.
+    # collection that walked it took ~110 ms in an ad hoc run, inside whichever
+    # search it fell in.
     # Frozen, the collector leaves it alone (and it is never freed before exit).
     gc.collect()
     gc.freeze()
@@ -295,7 +325,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rows": args.rows,
         "load_average_start": round(os.getloadavg()[0], 2),
     }
-    scratch = Scratch()
+    scratch = Scratch(args.scratch_dir)
+    names = list(dict.fromkeys(name for config in configs for name in config))
     try:
         report["load"] = _fill(scratch.start(), data, lookup, args)
         scratch.stop()
@@ -304,8 +335,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for r in range(args.rounds):
             for config in configs if r % 2 == 0 else configs[::-1]:
                 url = scratch.restart_with(config)
-                first = (len(blocks) % 2) * (len(data.query_texts) // 2)
-                blocks.append(_block(url, data, lookup, config, first, args))
+                blocks.append(_block(url, data, lookup, config, names, args))
                 scratch.stop()
                 print(json.dumps(blocks[-1]), flush=True)
         report["blocks"] = blocks

@@ -59,8 +59,9 @@ SMALL_PULL_MIN = 100
 #: 0.963 of the unbounded top 10 kept when all rows share one time (the worst case).
 #: It bounds the rows scored, not the rows read: the planner reads every match of
 #: the pulling words through the GIN index and sorts them by time. At 1M a pulling
-#: word in 3% of a user's memories meant ~30k rows read, 150-290 ms (the p99 of
-#: benchmarks/server_settings.py; see benchmarks/README.md).
+#: word in 3% of a user's memories meant ~30k rows read, 150-255 ms in a hand-run
+#: EXPLAIN ANALYZE of the slowest queries of benchmarks/server_settings.py (see
+#: benchmarks/README.md).
 LEXICAL_SCAN_MAX = 4000
 #: For a user with more memories than the sample: when at least this many of their
 #: memories hold every word of the query, those memories are the leg's candidates
