@@ -313,30 +313,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     real, texts, vectors = real_pool(args.pool)
     data = build_dataset("sb", args.rows, 1, texts, vectors, queries=args.queries)
     lookup = lookup_of(real, data)
-    # The data set lives in this process for the whole run: at 1M rows a full
-    # collection that walked it took ~110 ms in an ad hoc run, inside whichever
-    # search it fell in.
-    # Frozen, the collector leaves it alone (and it is never freed before exit).
-    gc.collect()
-    gc.freeze()
     report: dict[str, Any] = {
         "command": "python benchmarks/server_settings.py "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "rows": args.rows,
         "load_average_start": round(os.getloadavg()[0], 2),
     }
-    scratch = Scratch(args.scratch_dir)
     names = list(dict.fromkeys(name for config in configs for name in config))
+    scratch = Scratch(args.scratch_dir)
+    # The data set lives in this process for the whole run: at 1M rows a full
+    # collection that walked it took ~110 ms in an ad hoc run, inside whichever
+    # search it fell in. Frozen, the collector leaves it alone until the run ends.
+    gc.collect()
+    gc.freeze()
     try:
         report["load"] = _fill(scratch.start(), data, lookup, args)
-        scratch.stop()
         print(json.dumps(report["load"]), flush=True)
         blocks: list[dict] = []
         for r in range(args.rounds):
             for config in configs if r % 2 == 0 else configs[::-1]:
-                url = scratch.restart_with(config)
+                url = scratch.restart_with(config)  # stops the server it held first
                 blocks.append(_block(url, data, lookup, config, names, args))
-                scratch.stop()
                 print(json.dumps(blocks[-1]), flush=True)
         report["blocks"] = blocks
         report["summary"] = _summary(blocks)
