@@ -12,12 +12,14 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    extract,
     false,
     func,
     literal,
     literal_column,
     or_,
     select,
+    true,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
@@ -57,12 +59,43 @@ SMALL_PULL_MIN = 100
 #: bound is left to the vector leg (recency decay ranks it lower anyway). Measured at
 #: 100k (benchmarks/lexical_bound.py): queries of only common words p95 165 -> 97 ms,
 #: 0.963 of the unbounded top 10 kept when all rows share one time (the worst case).
-#: It bounds the rows scored, not the rows read: the planner reads every match of
-#: the pulling words through the GIN index and sorts them by time. At 1M a pulling
-#: word in 3% of a user's memories meant ~30k rows read, 150-255 ms in a hand-run
-#: EXPLAIN ANALYZE of the slowest queries of benchmarks/server_settings.py (see
-#: benchmarks/README.md).
+#: Alone it bounds the rows scored, not the rows read: the planner reads every
+#: match of the pulling words through the GIN index and sorts them by time. At 1M a
+#: pulling word in 3% of a user's memories meant ~30k rows read, 150-255 ms in a
+#: hand-run EXPLAIN ANALYZE of the slowest queries of benchmarks/server_settings.py
+#: (see benchmarks/README.md). ``PULL_WINDOW`` bounds the rows read.
 LEXICAL_SCAN_MAX = 4000
+#: Bound the rows read as well: the memories that hold every word, and those the
+#: pulling words bring, are read
+#: first among the user's memories since a time chosen so that, at the rate the
+#: sample holds those words, the span holds this many bounds' worth of their
+#: matches (``PULL_WINDOW * LEXICAL_SCAN_MAX`` over the words' share of the sample,
+#: at the rate the sample was written). The GIN bitmap is intersected with the
+#: ``(user_id, created_at)`` index's before a row is read. When the window holds
+#: fewer than the bound (the words were rarer, or memories fewer, than the sample
+#: says), the older matches are read too: what the leg finds is the same as
+#: without a window, only what it reads changes. 1.5, not 1: the sample's count of
+#: a word is itself uncertain (30 in 1000 by about a fifth), and a short window
+#: costs a second read. No window when the sample has no span (every memory
+#: written at one time) or none of the words, or when the window would span more
+#: than ``WINDOW_MAX_SHARE`` of the time since the user's first memory (a rare
+#: word's: the ``created_at`` index would be read for most of the user's rows,
+#: which cost more than reading the word's few matches). 0: no window (the previous
+#: statement, and the default: see below). At 1M (benchmarks/lexical_bound.py, queries
+#: whose words each pull 0.4-2% of the rows): p50 239 -> 52 ms, the same top 10.
+#: Reading the window's part of the ``created_at`` index costs ~0.2 us a row (its
+#: bitmap index scan over 230k rows took 52 ms): a narrower window is cheaper, a
+#: shorter one reads twice.
+#: Off by default: the window's CTEs and branches are in every search's statement,
+#: and a light user, who never reads them, still pays for a larger statement: at 10k
+#: memories over 1000 users (benchmarks/search_overhead.py) a search took 6.9 against
+#: 5.4 ms p50, which would undo issue 18 item 2 (1.9x the ChromaDB design's speed).
+#: To turn on where a few users hold most of the memories: set it to 1.5 before the
+#: first search (the statement is built once per shape). The next step is a
+#: statement with the window only for users the store has seen holding at least
+#: the sample.
+PULL_WINDOW = 0.0
+WINDOW_MAX_SHARE = 0.25
 #: For a user with more memories than the sample: when at least this many of their
 #: memories hold every word of the query, those memories are the leg's candidates
 #: (with the vector leg's own candidates that hold a query word), and the words do
@@ -81,6 +114,48 @@ def _joined(terms: Any, op: str, *where: ColumnElement[bool]) -> Any:
         select(func.coalesce(func.string_agg(word, literal(op)), literal("")).cast(TSQUERY))
         .where(*where)
         .scalar_subquery()
+    )
+
+
+def _newest(where: list[ColumnElement[bool]], window: tuple[Any, Any] | None, name: str) -> Any:
+    """The ``LEXICAL_SCAN_MAX`` most recent memories meeting ``where`` (``id`` and
+    ``search_tsv``), read first from those written in ``window`` (since, until) when
+    its start is not NULL, and from the older ones only when those are too few.
+
+    Each read is its own branch; a branch whose one-time filter is false reads
+    nothing. With a window the planner intersects the GIN bitmap with the
+    ``(user_id, created_at)`` index's. The window's end is the newest sampled
+    memory's time, which no memory under ``where`` passes: it is there for the
+    planner, which estimates a range between two values it does not know as narrow
+    (0.5% of the rows) and a bare lower bound as a third of them, and at a third it
+    read the GIN matches alone. The window's matches are the CTE named ``name``.
+    """
+    if window is None:
+        return (
+            select(m.c.id, m.c.search_tsv)
+            .where(*where)
+            .order_by(m.c.created_at.desc())
+            .limit(LEXICAL_SCAN_MAX)
+        )
+    since, until = window
+    recent = (
+        select(m.c.id, m.c.search_tsv, m.c.created_at)
+        .where(*where, since.is_not(None), m.c.created_at >= since, m.c.created_at <= until)
+        .cte(name)
+        .prefix_with("MATERIALIZED")
+    )
+    too_few = select(func.count()).select_from(recent).scalar_subquery() < LEXICAL_SCAN_MAX
+    older = select(m.c.id, m.c.search_tsv, m.c.created_at).where(
+        *where,
+        or_(since.is_(None), too_few),
+        or_(since.is_(None), m.c.created_at < since),
+    )
+    rows = union_all(select(recent.c.id, recent.c.search_tsv, recent.c.created_at), older)
+    both = rows.subquery()
+    return (
+        select(both.c.id, both.c.search_tsv)
+        .order_by(both.c.created_at.desc())
+        .limit(LEXICAL_SCAN_MAX)
     )
 
 
@@ -104,6 +179,7 @@ def lexical_leg(
     ``rs.lexical_context_weight`` of a word in its own text. Scores are scaled by
     the best candidate's, so ``lexical`` is 1.0 for the best full-text match.
 
+    ``conds`` are the search's filters, the one naming the user first.
     ``english`` and ``cjk`` say which word lists the query has; the lists themselves
     are the parameters ``lex_{en,cjk}_{any,own}`` (from ``term_queries``).
 
@@ -148,7 +224,7 @@ def lexical_leg(
     terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
     # The user's most recent memories under the same filters: the IDF's collection.
     recent = (
-        select(m.c.id, m.c.search_tsv)
+        select(m.c.id, m.c.search_tsv, m.c.created_at)
         .where(*conds)
         .order_by(m.c.created_at.desc())
         .limit(IDF_SAMPLE)
@@ -157,7 +233,11 @@ def lexical_leg(
     )
     # Counted once: every use below reads the one row.
     sampled = (
-        select(func.count().label("n"))
+        select(
+            func.count().label("n"),
+            func.max(recent.c.created_at).label("newest"),
+            func.min(recent.c.created_at).label("oldest"),
+        )
         .select_from(recent)
         .cte("sampled")
         .prefix_with("MATERIALIZED")
@@ -187,48 +267,104 @@ def lexical_leg(
     # Words that pull candidates: for a user larger than the sample, all but the ones
     # common for this user, unless every word is that common.
     rarest = select(func.min(terms.c.df)).scalar_subquery()
-    pulling = _joined(
-        terms,
-        " | ",
-        or_(
-            # A user under the sample: every word pulls while they hold few
-            # memories, then the words in at most a quarter of them.
-            and_(
-                terms.c.n < IDF_SAMPLE,
-                or_(
-                    terms.c.n < SMALL_PULL_MIN,
-                    terms.c.df <= terms.c.n * SMALL_PULL_MAX_SHARE,
-                ),
+    pulls = or_(
+        # A user under the sample: every word pulls while they hold few
+        # memories, then the words in at most a quarter of them.
+        and_(
+            terms.c.n < IDF_SAMPLE,
+            or_(
+                terms.c.n < SMALL_PULL_MIN,
+                terms.c.df <= terms.c.n * SMALL_PULL_MAX_SHARE,
             ),
-            terms.c.df <= terms.c.n * PULL_MAX_SHARE,
-            terms.c.df == rarest,
         ),
+        terms.c.df <= terms.c.n * PULL_MAX_SHARE,
+        terms.c.df == rarest,
     )
+    pulling = _joined(terms, " | ", pulls)
     # A user with fewer memories than the sample has them all in ``recent``: they are
     # scored there, and the GIN index is never read (its posting lists span every
     # user: a common word's grows with the table, not with this user). A larger user's
     # candidates come from the GIN index. One branch runs; the other's one-time
     # filter is false before it reads a row.
     whole = n_recent < IDF_SAMPLE
+    every_word = _joined(terms, " & ")
+    full_window = pull_window = None
+    if PULL_WINDOW > 0:
+        # Each list's window (PULL_WINDOW): its start, NULL for none. How often the
+        # sample holds the list's words (the memories holding every word, and the sum
+        # of the pulling words' frequencies), and the user's first memory (one step
+        # into the created_at index).
+        in_sample = (
+            select(
+                select(func.count())
+                .select_from(recent)
+                .where(recent.c.search_tsv.op("@@")(every_word))
+                .scalar_subquery()
+                .label("full"),
+                select(func.sum(terms.c.df)).where(pulls).scalar_subquery().label("pull"),
+                # The user's alone (``conds[0]``): with the search's other filters the
+                # index walk could pass most of a heavy user's rows before one met them.
+                select(func.min(m.c.created_at)).where(conds[0]).scalar_subquery().label("first"),
+                # The sampled memories written after the oldest sampled time: the
+                # rate is these over the span. Memories written in one transaction
+                # share its time: counting the oldest time's too (all 1000 over a
+                # span that starts at the last of them) overstated the rate, by two
+                # for memories added 500 to a call, and the window held too few.
+                select(func.count())
+                .select_from(recent)
+                .where(recent.c.created_at > select(sampled.c.oldest).scalar_subquery())
+                .scalar_subquery()
+                .label("after_oldest"),
+            )
+            # No row for a user under the sample: none of this is worked out for them.
+            .where(~whole)
+            .cte("in_sample")
+            .prefix_with("MATERIALIZED")
+        )
+        newest = extract("epoch", sampled.c.newest).cast(Float)
+        span = newest - extract("epoch", sampled.c.oldest).cast(Float)
+        matches = literal(PULL_WINDOW * LEXICAL_SCAN_MAX, Float)
+        # The earliest start a window may have.
+        first = extract("epoch", in_sample.c.first).cast(Float)
+        earliest = newest - (newest - first) * literal(WINDOW_MAX_SHARE, Float)
+
+        # Seconds per sampled memory.
+        pace = span / func.nullif(in_sample.c.after_oldest, 0).cast(Float)
+
+        def since(count: Any) -> Any:
+            # The time in which the user writes ``matches`` memories holding the
+            # words, at the sample's rates of both.
+            start = newest - pace * sampled.c.n.cast(Float) * matches / func.nullif(count, 0).cast(
+                Float
+            )
+            return case((and_(span > 0, count > 0, start > earliest), func.to_timestamp(start)))
+
+        windows = (
+            select(
+                since(in_sample.c.full).label("full"),
+                since(in_sample.c.pull).label("pull"),
+                sampled.c.newest,
+            )
+            # One row each.
+            .select_from(in_sample.join(sampled, true()))
+            .cte("windows")
+            .prefix_with("MATERIALIZED")
+        )
+        until = select(windows.c.newest).scalar_subquery()
+        full_window = (select(windows.c.full).scalar_subquery(), until)
+        pull_window = (select(windows.c.pull).scalar_subquery(), until)
     # A larger user's memories that hold every word (GIN intersects the words' posting
     # lists, rarest first, before it reads a row), the most recent first.
     full = (
-        select(m.c.id, m.c.search_tsv)
-        .where(*conds, ~whole, m.c.search_tsv.op("@@")(_joined(terms, " & ")))
-        .order_by(m.c.created_at.desc())
-        .limit(LEXICAL_SCAN_MAX)
+        _newest([*conds, ~whole, m.c.search_tsv.op("@@")(every_word)], full_window, "full_recent")
         .cte("full_matches")
         .prefix_with("MATERIALIZED")
     )
     enough = select(func.count()).select_from(full).scalar_subquery() >= FULL_MATCHES_ENOUGH
     # Too few of those: the pulling words bring the memories that hold some words.
-    pulled = (
-        select(m.c.id, m.c.search_tsv)
-        .where(*conds, ~whole, ~enough, m.c.search_tsv.op("@@")(pulling))
-        .order_by(m.c.created_at.desc())
-        .limit(LEXICAL_SCAN_MAX)
-        .subquery("pulled")
-    )
+    pulled = _newest(
+        [*conds, ~whole, ~enough, m.c.search_tsv.op("@@")(pulling)], pull_window, "pulled_recent"
+    ).subquery("pulled")
     sources: list[tuple[Any, list[ColumnElement[bool]]]] = [
         (recent, [whole, recent.c.search_tsv.op("@@")(pulling)]),
         (pulled, [pulled.c.search_tsv.op("@@")(pulling)]),

@@ -320,6 +320,8 @@ def search_statement(
             lexical.SMALL_PULL_MIN,
             lexical.LEXICAL_SCAN_MAX,
             lexical.FULL_MATCHES_ENOUGH,
+            lexical.PULL_WINDOW,
+            lexical.WINDOW_MAX_SHARE,
         ),
     )
     values: dict[str, Any] = {

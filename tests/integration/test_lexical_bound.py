@@ -1,12 +1,20 @@
-"""A heavy user's full-text leg scores a bounded number of matches, the most recent."""
+"""A heavy user's full-text leg scores a bounded number of matches, the most recent,
+reading the recent ones first (a time window)."""
 
 from __future__ import annotations
 
+import io
+import json
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from memory_pg.sql import lexical
+from memory_pg.sql import lexical, search
+from memory_pg.sql.setup import set_tenant
+
+#: The window as the benchmarks measured it (``PULL_WINDOW`` is off by default).
+WINDOW = 1.5
 
 QUERIES = ["coffee", "coffee tea", "Berlin bakery", "tea with Anna", "piano lesson friday"]
 
@@ -168,3 +176,119 @@ def test_a_word_in_most_of_a_small_users_memories_scores_but_pulls_no_match(
     # A query of only such words still finds its matches (the rarest word pulls).
     by_name = store.search("Caroline", top_k=8, track_access=False)
     assert sum(1 for h in by_name if (h["lexical"] or 0) > 0) == 7
+
+
+def _imported(store: Any, texts: list[str], created_at: datetime) -> None:
+    """``texts`` imported as memories written at ``created_at`` (an import keeps it)."""
+    lines = [json.dumps({"text": t, "created_at": created_at.isoformat()}) for t in texts]
+    assert store.import_user_memory(io.StringIO("\n".join(lines) + "\n")) == len(texts)
+
+
+def _pull_reads(store: Any, query: str) -> tuple[int, bool]:
+    """What the pull read for ``query`` (``EXPLAIN ANALYZE`` of the search statement):
+    the memories its time window returned (0: no window), and whether it also read
+    the older matches."""
+    stmt, values = search.search_statement(
+        store.user_id, query, None, top_k=10, filters=search.SearchFilters()
+    )
+    with store.engine.begin() as conn:
+        conn.execute(set_tenant(store.user_id))
+        compiled = stmt.compile(dialect=conn.dialect)
+        plan = conn.exec_driver_sql(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + str(compiled), compiled.construct_params(values)
+        ).scalar_one()
+
+    def walk(node: dict[str, Any]) -> list[dict[str, Any]]:
+        return [node] + [n for child in node.get("Plans", []) for n in walk(child)]
+
+    nodes = walk(plan[0]["Plan"])
+    (window,) = [n for n in nodes if n.get("Subplan Name") == "CTE pulled_recent"]
+    (pulled,) = [n for n in nodes if n.get("Alias") == "pulled"]
+    # Under ``pulled`` the window is a CTE scan; a scan of the table is the older read.
+    older = [n for n in walk(pulled) if n.get("Relation Name") == "memory_pg_memories"]
+    assert len(older) == 1, older
+    return int(window["Actual Rows"]), older[0]["Actual Loops"] > 0
+
+
+def _heavy_coffee_drinker(store: Any, recent: list[str]) -> list[str]:
+    """A user who wrote about coffee at the old station a month ago, then ``recent``
+    one memory at a time (each newer than the one before); the old texts."""
+    old = [f"coffee at the old station, visit {i}" for i in range(3)]
+    for i, text in enumerate(old):  # a day apart: "the most recent" is one set
+        _imported(store, [text], datetime.now(timezone.utc) - timedelta(days=30 - i))
+    for text in recent:
+        store.add_memory(text)
+    return old
+
+
+def test_a_window_with_enough_recent_matches_reads_no_older_one(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A heavy user (more memories than the sample of 5), a bound of 3: four of the
+    # five sampled memories hold "coffee", so the window spans about the sample.
+    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
+    recent = [f"coffee with Anna, day {i}" for i in range(4)]
+    _heavy_coffee_drinker(store, ["planted tomatoes", recent[0], recent[1], "watered them"])
+    for text in recent[2:]:
+        store.add_memory(text)
+
+    windowed = _full_text_only(store, "coffee", 10)
+    assert set(windowed) == set(recent[1:])  # the three most recent matches
+    assert _pull_reads(store, "coffee") == (4, False)  # the month-old ones were not read
+    # The same as reading every match (the statement before the window).
+    monkeypatch.setattr(lexical, "PULL_WINDOW", 0.0)
+    assert _full_text_only(store, "coffee", 10) == windowed
+
+
+def test_a_window_with_too_few_matches_also_reads_the_older_ones(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One of the five sampled memories holds "coffee": the window is a few seconds
+    # long and holds one match, fewer than the bound of 3, so the older matches are
+    # read too, and the leg finds what it found without a window.
+    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
+    old = _heavy_coffee_drinker(
+        store, [f"planted tomatoes, row {i}" for i in range(4)] + ["coffee with Anna"]
+    )
+    windowed = _full_text_only(store, "coffee", 10)
+    assert set(windowed) == {"coffee with Anna", *old[1:]}
+    assert _pull_reads(store, "coffee") == (1, True)
+    monkeypatch.setattr(lexical, "PULL_WINDOW", 0.0)
+    assert _full_text_only(store, "coffee", 10) == windowed
+
+
+def test_memories_written_at_one_time_have_no_window_to_narrow(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sample has no time span (one import, one time): every match is read, as
+    # before the window, however common the word is.
+    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    texts = [f"coffee at the old station, visit {i}" for i in range(3)] + [
+        f"planted tomatoes in the garden, row {i}" for i in range(5)
+    ]
+    _imported(store, texts, datetime.now(timezone.utc) - timedelta(days=30))
+    assert set(_full_text_only(store, "coffee", 10)) == set(texts[:3])
+    assert _pull_reads(store, "coffee") == (0, True)
+
+
+def test_a_window_over_most_of_the_users_time_is_not_taken(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One of the five sampled memories holds "coffee", and the user's first memory
+    # is a few writes older than the sample: a window holding 1.5 bounds' worth of
+    # "coffee" would reach back past it, so the matches are read as before.
+    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
+    texts = [f"coffee at the old station, visit {i}" for i in range(3)]
+    texts += [f"planted tomatoes, row {i}" for i in range(4)] + ["coffee with Anna"]
+    for text in texts:
+        store.add_memory(text)
+    found = _full_text_only(store, "coffee", 10)
+    assert set(found) == {"coffee with Anna", *texts[1:3]}
+    assert _pull_reads(store, "coffee") == (0, True)
