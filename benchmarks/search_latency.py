@@ -33,14 +33,18 @@ from memory_pg.sql import search as sql_search  # noqa: E402
 from memory_pg.sql import setup as sql_setup  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
+#: ``created_at``: row ``g`` of ``rows`` is written ``(rows - g) * step_s`` seconds
+#: before now, the last row newest (0: every row at the fill's one time).
 FILL = text(
     """
     INSERT INTO memory_pg_memories (user_id, id, memory_type, text, embedding,
-        embedding_model, search_tsv, content_hash, event_time, importance, access_count)
+        embedding_model, search_tsv, content_hash, event_time, importance, access_count,
+        created_at)
     SELECT :user_id, gen_random_uuid(),
            (ARRAY['dialogue','todo','user_profile','key_decision','project_status'])[1 + g % 5],
            t.words, v.vec, 'synthetic', to_tsvector('english', t.words), md5(t.words || g),
-           now() - (g % 2000) * interval '6 hours', 0.5, g % 3
+           now() - (g % 2000) * interval '6 hours', 0.5, g % 3,
+           now() - (CAST(:rows AS int) - g) * make_interval(secs => CAST(:step_s AS float8))
     FROM generate_series(CAST(:start AS int), CAST(:stop AS int)) AS g
     CROSS JOIN LATERAL (
         SELECT string_agg('w' || floor(power(random(), 3) * 20000)::int, ' ') AS words
@@ -92,7 +96,17 @@ def main(argv: list[str] | None = None) -> int:
                 c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
             for start in range(1, args.rows + 1 if refill else 1, 5_000):
                 stop = min(args.rows, start + 4_999)
-                c.execute(FILL, {"user_id": user, "start": start, "stop": stop, "dim": dim})
+                c.execute(
+                    FILL,
+                    {
+                        "user_id": user,
+                        "start": start,
+                        "stop": stop,
+                        "dim": dim,
+                        "rows": args.rows,
+                        "step_s": 0,
+                    },
+                )
         with store.engine.connect() as c:
             c.execution_options(isolation_level="AUTOCOMMIT").execute(
                 text("VACUUM ANALYZE memory_pg_memories")

@@ -56,6 +56,7 @@ from benchmarks.forget_bench import percentiles  # noqa: E402
 from benchmarks.systems import lookup_of, real_pool  # noqa: E402
 from memory_pg.config import SupersedePolicy  # noqa: E402
 from memory_pg.server import EmbeddedServer  # noqa: E402
+from memory_pg.sql import lexical as sql_lexical  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
 HNSW = "memory_pg_memories_embedding_hnsw_idx"
@@ -301,6 +302,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--index-after", action="store_true", help="build the HNSW index after the fill")
     p.add_argument("--maintenance-work-mem", default="4GB")
     p.add_argument("--scratch-dir", help="where the server's folder goes (default: the temp dir)")
+    p.add_argument(
+        "--pull-window",
+        type=float,
+        default=sql_lexical.PULL_WINDOW,
+        help="the full-text leg's PULL_WINDOW for every search (default: the shipped one)",
+    )
     p.add_argument("--out")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -317,8 +324,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "command": "python benchmarks/server_settings.py "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "rows": args.rows,
+        "pull_window": args.pull_window,
         "load_average_start": round(os.getloadavg()[0], 2),
     }
+    shipped_window = sql_lexical.PULL_WINDOW  # restored at the end
+    sql_lexical.PULL_WINDOW = args.pull_window
     names = list(dict.fromkeys(name for config in configs for name in config))
     scratch = Scratch(args.scratch_dir)
     # The data set lives in this process for the whole run: at 1M rows a full
@@ -341,6 +351,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         scratch.remove()
         gc.unfreeze()  # a caller's process (the smoke test's) collects as before
+        sql_lexical.PULL_WINDOW = shipped_window
     print(json.dumps(report["summary"], indent=2))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
