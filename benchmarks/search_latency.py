@@ -56,6 +56,23 @@ FILL = text(
 )
 
 
+def fill(conn: Any, user: str, rows: int, dim: int, step_s: float = 0.0) -> None:
+    """``rows`` synthetic memories of ``user`` (:data:`FILL`), 5000 to a statement."""
+    for start in range(1, rows + 1, 5_000):
+        stop = min(rows, start + 4_999)
+        conn.execute(
+            FILL,
+            {
+                "user_id": user,
+                "start": start,
+                "stop": stop,
+                "dim": dim,
+                "rows": rows,
+                "step_s": step_s,
+            },
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--database-url", default=os.environ.get("MEMORY_PG_DATABASE_URL"))
@@ -94,19 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             c.execute(text("SET LOCAL statement_timeout = 0"))
             if refill:
                 c.execute(text("DELETE FROM memory_pg_memories WHERE user_id = :u"), {"u": user})
-            for start in range(1, args.rows + 1 if refill else 1, 5_000):
-                stop = min(args.rows, start + 4_999)
-                c.execute(
-                    FILL,
-                    {
-                        "user_id": user,
-                        "start": start,
-                        "stop": stop,
-                        "dim": dim,
-                        "rows": args.rows,
-                        "step_s": 0,
-                    },
-                )
+                fill(c, user, args.rows, dim)
         with store.engine.connect() as c:
             c.execution_options(isolation_level="AUTOCOMMIT").execute(
                 text("VACUUM ANALYZE memory_pg_memories")
