@@ -66,26 +66,25 @@ SMALL_PULL_MIN = 100
 #: (see benchmarks/README.md). ``PULL_WINDOW`` bounds the rows read.
 LEXICAL_SCAN_MAX = 4000
 #: Bound the rows read as well: the memories that hold every word, and those the
-#: pulling words bring, are read
-#: first among the user's memories since a time chosen so that, at the rate the
-#: sample holds those words, the span holds this many bounds' worth of their
-#: matches (``PULL_WINDOW * LEXICAL_SCAN_MAX`` over the words' share of the sample,
-#: at the rate the sample was written). The GIN bitmap is intersected with the
-#: ``(user_id, created_at)`` index's before a row is read. When the window holds
-#: fewer than the bound (the words were rarer, or memories fewer, than the sample
-#: says), the older matches are read too: what the leg finds is the same as
-#: without a window, only what it reads changes. 1.5, not 1: the sample's count of
-#: a word is itself uncertain (30 in 1000 by about a fifth), and a short window
-#: costs a second read. No window when the sample has no span (every memory
-#: written at one time) or none of the words, or when the window would span more
-#: than ``WINDOW_MAX_SHARE`` of the time since the user's first memory (a rare
-#: word's: the ``created_at`` index would be read for most of the user's rows,
-#: which cost more than reading the word's few matches). 0: no window (the previous
-#: statement, and the default: see below). At 1M (benchmarks/lexical_bound.py, queries
-#: whose words each pull 0.4-2% of the rows): p50 239 -> 52 ms, the same top 10.
-#: Reading the window's part of the ``created_at`` index costs ~0.2 us a row (its
-#: bitmap index scan over 230k rows took 52 ms): a narrower window is cheaper, a
-#: shorter one reads twice.
+#: pulling words bring, are read first among the user's memories since a time chosen
+#: so that, at the rate the sample holds those words, the span holds this many
+#: bounds' worth of their matches (``PULL_WINDOW * LEXICAL_SCAN_MAX`` over the
+#: words' share of the sample, at the rate the sample was written). The GIN bitmap
+#: is intersected with the ``(user_id, created_at)`` index's before a row is read.
+#: When the window holds fewer than the bound (the words were rarer, or memories
+#: fewer, than the sample says), the older matches are read too: what the leg finds
+#: is the same as without a window, only what it reads changes. 1.5, not 1: the
+#: sample's count of a word is itself uncertain (30 in 1000 by about a fifth), and a
+#: short window costs a second read. No window when the sample has no span (every
+#: memory written at one time) or none of the words, or when the window would span
+#: more than ``WINDOW_MAX_SHARE`` of the time since the user's first memory (a rare
+#: word's: the ``created_at`` index would be read for most of the user's rows, which
+#: cost more than reading the word's few matches). 0: no window (the previous
+#: statement, and the default: see below). At 1M (benchmarks/lexical_bound.py,
+#: queries whose words each pull 0.4-2% of the rows): p50 239 -> 52 ms, the same top
+#: 10. Reading the window's part of the ``created_at`` index costs ~0.2 us a row
+#: (its bitmap index scan over 230k rows took 52 ms): a narrower window is cheaper,
+#: a shorter one reads twice.
 #: Off by default: the window's CTEs and branches are in every search's statement,
 #: and a light user, who never reads them, still pays for a larger statement: at 10k
 #: memories over 1000 users (benchmarks/search_overhead.py) a search took 6.9 against
@@ -223,8 +222,10 @@ def lexical_leg(
     )
     terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
     # The user's most recent memories under the same filters: the IDF's collection.
+    # (With PULL_WINDOW, their times too: the window is sized from them.)
+    timed = [m.c.created_at] if PULL_WINDOW > 0 else []
     recent = (
-        select(m.c.id, m.c.search_tsv, m.c.created_at)
+        select(m.c.id, m.c.search_tsv, *timed)
         .where(*conds)
         .order_by(m.c.created_at.desc())
         .limit(IDF_SAMPLE)
@@ -235,8 +236,14 @@ def lexical_leg(
     sampled = (
         select(
             func.count().label("n"),
-            func.max(recent.c.created_at).label("newest"),
-            func.min(recent.c.created_at).label("oldest"),
+            *(
+                [
+                    func.max(recent.c.created_at).label("newest"),
+                    func.min(recent.c.created_at).label("oldest"),
+                ]
+                if timed
+                else []
+            ),
         )
         .select_from(recent)
         .cte("sampled")
