@@ -327,8 +327,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "pull_window": args.pull_window,
         "load_average_start": round(os.getloadavg()[0], 2),
     }
-    shipped_window = sql_lexical.PULL_WINDOW  # restored at the end
-    sql_lexical.PULL_WINDOW = args.pull_window
     names = list(dict.fromkeys(name for config in configs for name in config))
     scratch = Scratch(args.scratch_dir)
     # The data set lives in this process for the whole run: at 1M rows a full
@@ -336,6 +334,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # search it fell in. Frozen, the collector leaves it alone until the run ends.
     gc.collect()
     gc.freeze()
+    shipped_window = sql_lexical.PULL_WINDOW  # restored with the collector
+    sql_lexical.PULL_WINDOW = args.pull_window
     try:
         report["load"] = _fill(scratch.start(), data, lookup, args)
         print(json.dumps(report["load"]), flush=True)

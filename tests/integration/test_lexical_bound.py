@@ -184,6 +184,15 @@ def _imported(store: Any, texts: list[str], created_at: datetime) -> None:
     assert store.import_user_memory(io.StringIO("\n".join(lines) + "\n")) == len(texts)
 
 
+@pytest.fixture
+def windowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window on (``WINDOW``), a sample of 5 and a bound of 3: a user of a few
+    memories is a heavy one, whose matches the window and the bound apply to."""
+    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
+    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
+    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
+
+
 def _pull_reads(store: Any, query: str) -> tuple[int, bool]:
     """What the pull read for ``query`` (``EXPLAIN ANALYZE`` of the search statement):
     the memories its time window returned (0: no window), and whether it also read
@@ -222,52 +231,42 @@ def _heavy_coffee_drinker(store: Any, recent: list[str]) -> list[str]:
 
 
 def test_a_window_with_enough_recent_matches_reads_no_older_one(
-    store: Any, monkeypatch: pytest.MonkeyPatch
+    store: Any, windowed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A heavy user (more memories than the sample of 5), a bound of 3: four of the
     # five sampled memories hold "coffee", so the window spans about the sample.
-    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
-    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
-    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
     recent = [f"coffee with Anna, day {i}" for i in range(4)]
     _heavy_coffee_drinker(store, ["planted tomatoes", recent[0], recent[1], "watered them"])
     for text in recent[2:]:
         store.add_memory(text)
 
-    windowed = _full_text_only(store, "coffee", 10)
-    assert set(windowed) == set(recent[1:])  # the three most recent matches
+    found = _full_text_only(store, "coffee", 10)
+    assert set(found) == set(recent[1:])  # the three most recent matches
     assert _pull_reads(store, "coffee") == (4, False)  # the month-old ones were not read
     # The same as reading every match (the statement before the window).
     monkeypatch.setattr(lexical, "PULL_WINDOW", 0.0)
-    assert _full_text_only(store, "coffee", 10) == windowed
+    assert _full_text_only(store, "coffee", 10) == found
 
 
 def test_a_window_with_too_few_matches_also_reads_the_older_ones(
-    store: Any, monkeypatch: pytest.MonkeyPatch
+    store: Any, windowed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One of the five sampled memories holds "coffee": the window is a few seconds
     # long and holds one match, fewer than the bound of 3, so the older matches are
     # read too, and the leg finds what it found without a window.
-    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
-    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
-    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
     old = _heavy_coffee_drinker(
         store, [f"planted tomatoes, row {i}" for i in range(4)] + ["coffee with Anna"]
     )
-    windowed = _full_text_only(store, "coffee", 10)
-    assert set(windowed) == {"coffee with Anna", *old[1:]}
+    found = _full_text_only(store, "coffee", 10)
+    assert set(found) == {"coffee with Anna", *old[1:]}
     assert _pull_reads(store, "coffee") == (1, True)
     monkeypatch.setattr(lexical, "PULL_WINDOW", 0.0)
-    assert _full_text_only(store, "coffee", 10) == windowed
+    assert _full_text_only(store, "coffee", 10) == found
 
 
-def test_memories_written_at_one_time_have_no_window_to_narrow(
-    store: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_memories_written_at_one_time_have_no_window_to_narrow(store: Any, windowed: None) -> None:
     # The sample has no time span (one import, one time): every match is read, as
     # before the window, however common the word is.
-    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
-    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
     texts = [f"coffee at the old station, visit {i}" for i in range(3)] + [
         f"planted tomatoes in the garden, row {i}" for i in range(5)
     ]
@@ -276,15 +275,10 @@ def test_memories_written_at_one_time_have_no_window_to_narrow(
     assert _pull_reads(store, "coffee") == (0, True)
 
 
-def test_a_window_over_most_of_the_users_time_is_not_taken(
-    store: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_window_over_most_of_the_users_time_is_not_taken(store: Any, windowed: None) -> None:
     # One of the five sampled memories holds "coffee", and the user's first memory
     # is a few writes older than the sample: a window holding 1.5 bounds' worth of
     # "coffee" would reach back past it, so the matches are read as before.
-    monkeypatch.setattr(lexical, "PULL_WINDOW", WINDOW)
-    monkeypatch.setattr(lexical, "IDF_SAMPLE", 5)
-    monkeypatch.setattr(lexical, "LEXICAL_SCAN_MAX", 3)
     texts = [f"coffee at the old station, visit {i}" for i in range(3)]
     texts += [f"planted tomatoes, row {i}" for i in range(4)] + ["coffee with Anna"]
     for text in texts:
