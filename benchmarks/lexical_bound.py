@@ -7,8 +7,10 @@ without it (``LEXICAL_SCAN_MAX`` = 10**9, the previous statement), taking turns,
 on the same data: server execution time (EXPLAIN ANALYZE) p50/p95 per side, and
 what the bound costs in recall: the share of the unbounded search's top 10
 that the bounded one also returns. A third side, ``windowed``, is the statement
-with the bound and the time window on what is read (``PULL_WINDOW``, off by
-default, ``--pull-window`` here); ``bounded`` is the bound alone (the default).
+with the bound and the time window on what is read (``PULL_WINDOW``: the
+statement a store sends for a user it has seen holding more than the sample,
+``--pull-window`` here); ``bounded`` is the bound alone (the statement of a
+user's first search in a store, and of every search before the window).
 
 ``--step-s``: seconds between consecutive rows' ``created_at`` (0, the default:
 every row written at one time, so the window never applies and "the most recent
@@ -151,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                         top_k=10,
                         filters=search.SearchFilters(),
                         ranking=store.ranking,
+                        window=span > 0,
                     )
                     with store.engine.begin() as c:
                         c.execute(set_tenant(user, store.ef_search))

@@ -306,7 +306,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--pull-window",
         type=float,
         default=sql_lexical.PULL_WINDOW,
-        help="the full-text leg's PULL_WINDOW for every search (default: the shipped one)",
+        help="the full-text leg's PULL_WINDOW (0: no window) for the heavy user's searches "
+        "after their first (default: the shipped one)",
     )
     p.add_argument("--out")
     args = p.parse_args(argv)

@@ -65,6 +65,9 @@ class StoreBase(Generic[E]):
         self.judge = judge
         self._user_id = None if user_id is None else write.scope_user(user_id, None, self.settings)
         self.ef_search = ef_search
+        #: The users seen holding more memories than the full-text sample (their
+        #: searches get its time window; see :class:`~memory_pg.plans.read.HeavyUsers`).
+        self._heavy_users = read.HeavyUsers()
         self.url = ""
         self._start(url, engine, home, auto_migrate, embedding_model, embedder)
 
@@ -423,6 +426,7 @@ def search(
         readability=readable,
         now=at,
         expand=relations.check_depth(expand, "expand"),
+        heavy_users=self._heavy_users,
     )
     return (yield from _run(plan, uid, ef_search=self.ef_search))
 

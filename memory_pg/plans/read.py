@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -98,6 +99,38 @@ def check_gate(value: object, name: str) -> float | None:
     return float(value)
 
 
+class HeavyUsers:
+    """The users a store has seen holding more memories than the full-text leg's sample.
+
+    A search for one of them is built with the leg's time window
+    (:data:`memory_pg.sql.lexical.PULL_WINDOW`), which bounds what their matches read
+    and finds the same memories; a light user's search is built without it, so it does
+    not pay for the larger statement. Each search's rows say whether its user held at
+    least the sample (``user_heavy``), and the next search of that user follows: a
+    heavy user's first search in a process runs without the window, a user who shrank
+    gets the smaller statement back. A hint, never a result: either statement returns
+    the same rows. Thread-safe; at most :attr:`limit` users (the oldest noted goes).
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._users: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def __contains__(self, user_id: object) -> bool:
+        return user_id in self._users
+
+    def note(self, user_id: str, heavy: bool) -> None:
+        """Record what a search found about ``user_id``."""
+        with self._lock:
+            if not heavy:
+                self._users.pop(user_id, None)
+            elif user_id not in self._users:
+                if len(self._users) >= self.limit:
+                    del self._users[next(iter(self._users))]
+                self._users[user_id] = None
+
+
 def plan_search(
     user_id: str,
     query: str,
@@ -110,13 +143,15 @@ def plan_search(
     readability: float = 1.0,
     now: datetime | None = None,
     expand: int = 0,
+    heavy_users: HeavyUsers | None = None,
 ) -> Plan[list[dict[str, Any]]]:
     """Rank, and record the use of what was returned, in one statement.
 
     Run it with ``run_plan(..., ef_search=...)``: the HNSW settings are set with the
     tenant, in the transaction's first statement. Without them, a heavy user's
     search over the HNSW index filters the user after the scan and returns too
-    few rows. With no ``vector``, the full-text leg ranks alone.
+    few rows. With no ``vector``, the full-text leg ranks alone. ``heavy_users``:
+    the store's record of its heavy users, read for the statement and kept up to date.
     """
     # The statement is shared by every search of its shape; the values are this one's.
     step = search_statement(
@@ -130,13 +165,21 @@ def plan_search(
         touch=track_access and filters.as_of is None,
         readability=readability,
         now=now,
+        window=heavy_users is not None and user_id in heavy_users,
     )
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, filters, expand)
     # Its only statement: the driver commits with it, in one network exchange.
     rows = yield final(step)
     shape = relations.result_dict if expand else memory_dict
-    return [shape(r) | {"full_text_only": vector is None} for r in rows]
+    out = [shape(r) | {"full_text_only": vector is None} for r in rows]
+    # Expanded rows carry no ``user_heavy``; the direct hits do, unless the query had
+    # no word (then nothing is learnt).
+    held = [r.pop("user_heavy", None) for r in out]
+    heavy = next((h for h in held if h is not None), None)
+    if heavy_users is not None and heavy is not None:
+        heavy_users.note(user_id, heavy)
+    return out
 
 
 def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:

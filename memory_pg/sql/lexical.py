@@ -79,21 +79,18 @@ LEXICAL_SCAN_MAX = 4000
 #: memory written at one time) or none of the words, or when the window would span
 #: more than ``WINDOW_MAX_SHARE`` of the time since the user's first memory (a rare
 #: word's: the ``created_at`` index would be read for most of the user's rows, which
-#: cost more than reading the word's few matches). 0: no window (the previous
-#: statement, and the default: see below). At 1M (benchmarks/lexical_bound.py,
+#: cost more than reading the word's few matches). At 1M (benchmarks/lexical_bound.py,
 #: queries whose words each pull 0.4-2% of the rows): p50 239 -> 52 ms, the same top
 #: 10. Reading the window's part of the ``created_at`` index costs ~0.2 us a row
 #: (its bitmap index scan over 230k rows took 52 ms): a narrower window is cheaper,
 #: a shorter one reads twice.
-#: Off by default: the window's CTEs and branches are in every search's statement,
-#: and a light user, who never reads them, still pays for a larger statement: at 10k
-#: memories over 1000 users (benchmarks/search_overhead.py) a search took 6.9 against
-#: 5.4 ms p50, which would undo issue 18 item 2 (1.9x the ChromaDB design's speed).
-#: To turn on where a few users hold most of the memories: set it to 1.5 before the
-#: first search (the statement is built once per shape). The next step is a
-#: statement with the window only for users the store has seen holding at least
-#: the sample.
-PULL_WINDOW = 0.0
+#: Only in the statement of a search for a user the store has seen holding at least
+#: the sample (``window=True``, see :class:`memory_pg.plans.read.HeavyUsers`): the
+#: window's CTEs and branches make a larger statement, and a light user, who never
+#: reads them, paid for it when every search carried them: at 10k memories over
+#: 1000 users (benchmarks/search_overhead.py) 6.9 against 5.4 ms p50. 0 turns the
+#: window off for every search (the statement of before it).
+PULL_WINDOW = 1.5
 WINDOW_MAX_SHARE = 0.25
 #: For a user with more memories than the sample: when at least this many of their
 #: memories hold every word of the query, those memories are the leg's candidates
@@ -164,8 +161,11 @@ def lexical_leg(
     cjk: bool,
     rs: RankingSettings,
     near_ids: Any | None = None,
-) -> Any:
-    """The full-text candidates, ranked by BM25 with per-user document frequencies.
+    *,
+    window: bool = False,
+) -> tuple[Any, ColumnElement[bool] | None]:
+    """The full-text candidates, ranked by BM25 with per-user document frequencies,
+    and whether the user holds at least the sample (None: the query has no word).
 
     PostgreSQL's ``ts_rank`` has no inverse document frequency: a speaker's name in
     half the memories weighs as much as a rare word. Here each query word's
@@ -185,7 +185,11 @@ def lexical_leg(
     ``near_ids`` (a select of one ``id`` column) are the vector leg's candidates. For
     a user larger than the sample, whose matches are bounded (``LEXICAL_SCAN_MAX``,
     ``FULL_MATCHES_ENOUGH``), they are scored too, by whichever query words they hold.
+
+    ``window``: bound what a larger user's matches read by a time window
+    (:data:`PULL_WINDOW`); what the leg finds is the same either way.
     """
+    window = window and PULL_WINDOW > 0
     words = []
     for config, present, name in ((ENGLISH, english, "en"), (SIMPLE, cjk, "cjk")):
         if not present:
@@ -211,7 +215,7 @@ def lexical_leg(
             literal(0.0, Float).label("lex_score"),
             literal(0, Integer).label("rank"),
         ).where(false())
-        return empty.cte("lex")
+        return empty.cte("lex"), None
     raw = (words[0] if len(words) == 1 else union_all(*words)).subquery("term_raw")
     # Stop words become empty queries; two words with one stem count once.
     nth = func.row_number().over(partition_by=func.querytree(raw.c.q_any)).label("nth")
@@ -222,8 +226,8 @@ def lexical_leg(
     )
     terms0 = select(numbered.c.q_any, numbered.c.q_own).where(numbered.c.nth == 1).cte("terms0")
     # The user's most recent memories under the same filters: the IDF's collection.
-    # (With PULL_WINDOW, their times too: the window is sized from them.)
-    timed = [m.c.created_at] if PULL_WINDOW > 0 else []
+    # (With the window, their times too: it is sized from them.)
+    timed = [m.c.created_at] if window else []
     recent = (
         select(m.c.id, m.c.search_tsv, *timed)
         .where(*conds)
@@ -296,7 +300,7 @@ def lexical_leg(
     whole = n_recent < IDF_SAMPLE
     every_word = _joined(terms, " & ")
     full_window = pull_window = None
-    if PULL_WINDOW > 0:
+    if window:
         # Each list's window (PULL_WINDOW): its start, NULL for none. How often the
         # sample holds the list's words (the memories holding every word, and the sum
         # of the pulling words' frequencies), and the user's first memory (one step
@@ -420,8 +424,9 @@ def lexical_leg(
         .subquery("lex_inner")
     )
     best = func.max(lex_inner.c.bm25).over()
-    return select(
+    lex = select(
         lex_inner.c.id,
         (lex_inner.c.bm25 / func.nullif(best, literal(0.0, Float), type_=Float)).label("lex_score"),
         func.row_number().over(order_by=(lex_inner.c.bm25.desc(), lex_inner.c.id)).label("rank"),
     ).cte("lex")
+    return lex, ~whole

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec
 import numpy as np
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     DateTime,
     Float,
@@ -21,8 +22,10 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    cast,
     func,
     literal,
+    null,
     or_,
     select,
     update,
@@ -260,6 +263,9 @@ class SearchShape:
     #: The module's BM25 and IDF constants when the search was made: a tuner (or a
     #: test) that changes them gets a statement that uses the new ones.
     lexical_constants: tuple[float, ...] = ()
+    #: The full-text leg's time window (:data:`memory_pg.sql.lexical.PULL_WINDOW`):
+    #: for a user known to hold more memories than its sample.
+    window: bool = False
 
 
 def _ranking_key(rs: RankingSettings) -> tuple[tuple[str, Any], ...]:
@@ -281,6 +287,7 @@ def search_statement(
     touch: bool = False,
     readability: float = 1.0,
     now: datetime | None = None,
+    window: bool = False,
 ) -> tuple[Select[Any], dict[str, Any]]:
     """The hybrid search (see :func:`search_memories`) and the values to run it with.
 
@@ -293,6 +300,11 @@ def search_statement(
     (:func:`memory_pg.embedding.readability`): the vector leg's share of its weight.
     ``now`` is the time that relative dates in the query ("上周", "last Friday")
     are resolved against; without it, ``filters.as_of``, else the current time.
+    ``window``: the user is known to hold more memories than the full-text leg's
+    sample, so it reads their matches in a time window first (the same results).
+    Each row carries ``user_heavy``: whether the user holds at least the sample
+    under these filters (NULL for a query with no word), for the next search's
+    ``window``.
     """
     rs = ranking or RankingSettings()
     reference = now or filters.as_of or datetime.now(timezone.utc)
@@ -323,6 +335,7 @@ def search_statement(
             lexical.PULL_WINDOW,
             lexical.WINDOW_MAX_SHARE,
         ),
+        window=window and lexical.PULL_WINDOW > 0 and bool(en_any or cjk_any),
     )
     values: dict[str, Any] = {
         "search_user_id": user_id,
@@ -400,7 +413,9 @@ def build_search(shape: SearchShape) -> Select[Any]:
         func.row_number().over(order_by=vec_inner.c.distance).label("rank"),
     ).cte("vec")
 
-    lex = lexical.lexical_leg(conds, shape.english, shape.cjk, rs, select(vec.c.id))
+    lex, held = lexical.lexical_leg(
+        conds, shape.english, shape.cjk, rs, select(vec.c.id), window=shape.window
+    )
 
     fused = (
         select(
@@ -502,7 +517,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
         )
         score = score * (1.0 + literal(rs.time_weight) * time_match) / literal(1.0 + rs.time_weight)
         extra.append(time_match.label("time_match"))
-    stmt = select(*parts.c, *extra, score.label("score"))
+    heavy = (held if held is not None else cast(null(), Boolean)).label("user_heavy")
+    stmt = select(*parts.c, *extra, heavy, score.label("score"))
     gates = []
     if shape.min_similarity:
         # The similarity of a query the model cannot read is no evidence of relevance.

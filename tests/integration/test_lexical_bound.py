@@ -3,17 +3,20 @@ reading the recent ones first (a time window)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from memory_pg.sql import lexical, search
 from memory_pg.sql.setup import set_tenant
 
-#: The window as the benchmarks measured it (``PULL_WINDOW`` is off by default).
+#: The window as the benchmarks measured it (the shipped ``PULL_WINDOW``).
 WINDOW = 1.5
 
 QUERIES = ["coffee", "coffee tea", "Berlin bakery", "tea with Anna", "piano lesson friday"]
@@ -198,7 +201,7 @@ def _pull_reads(store: Any, query: str) -> tuple[int, bool]:
     the memories its time window returned (0: no window), and whether it also read
     the older matches."""
     stmt, values = search.search_statement(
-        store.user_id, query, None, top_k=10, filters=search.SearchFilters()
+        store.user_id, query, None, top_k=10, filters=search.SearchFilters(), window=True
     )
     with store.engine.begin() as conn:
         conn.execute(set_tenant(store.user_id))
@@ -217,6 +220,31 @@ def _pull_reads(store: Any, query: str) -> tuple[int, bool]:
     older = [n for n in walk(pulled) if n.get("Relation Name") == "memory_pg_memories"]
     assert len(older) == 1, older
     return int(window["Actual Rows"]), older[0]["Actual Loops"] > 0
+
+
+@contextlib.contextmanager
+def sent_by(store: Any) -> Iterator[list[str]]:
+    """The statements the store sends while the context is open."""
+    sent: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(store.engine, "before_cursor_execute", note)
+
+
+def _windowed_full_text_only(store: Any, query: str) -> dict[str, float]:
+    """:func:`_full_text_only` as the store runs it for a user it knows to be heavy:
+    the first search finds that out, the second is the one with the window."""
+    _full_text_only(store, query, 10)
+    with sent_by(store) as sent:
+        found = _full_text_only(store, query, 10)
+    assert any("pulled_recent" in s for s in sent), "the search ran without the window"
+    return found
 
 
 def _heavy_coffee_drinker(store: Any, recent: list[str]) -> list[str]:
@@ -240,7 +268,7 @@ def test_a_window_with_enough_recent_matches_reads_no_older_one(
     for text in recent[2:]:
         store.add_memory(text)
 
-    found = _full_text_only(store, "coffee", 10)
+    found = _windowed_full_text_only(store, "coffee")
     assert set(found) == set(recent[1:])  # the three most recent matches
     assert _pull_reads(store, "coffee") == (4, False)  # the month-old ones were not read
     # The same as reading every match (the statement before the window).
@@ -257,7 +285,7 @@ def test_a_window_with_too_few_matches_also_reads_the_older_ones(
     old = _heavy_coffee_drinker(
         store, [f"planted tomatoes, row {i}" for i in range(4)] + ["coffee with Anna"]
     )
-    found = _full_text_only(store, "coffee", 10)
+    found = _windowed_full_text_only(store, "coffee")
     assert set(found) == {"coffee with Anna", *old[1:]}
     assert _pull_reads(store, "coffee") == (1, True)
     monkeypatch.setattr(lexical, "PULL_WINDOW", 0.0)
@@ -286,3 +314,35 @@ def test_a_window_over_most_of_the_users_time_is_not_taken(store: Any, windowed:
     found = _full_text_only(store, "coffee", 10)
     assert set(found) == {"coffee with Anna", *texts[1:3]}
     assert _pull_reads(store, "coffee") == (0, True)
+
+
+def test_only_a_user_seen_holding_more_than_the_sample_gets_the_window(
+    make_store: Callable[..., Any], windowed: None
+) -> None:
+    shared = make_store()  # one store for both users, each call naming its user
+    for i in range(6):  # heavy: more memories than the sample of 5
+        shared.add_memory(f"coffee with Anna, day {i}", user_id="heavy")
+    for text in ("coffee with Ben", "planted tomatoes"):
+        shared.add_memory(text, user_id="light")
+
+    def search(user: str) -> tuple[bool, list[str]]:
+        """Whether the search statement sent had the window, and the texts found."""
+        with sent_by(shared) as sent:
+            hits = shared.search("coffee", user_id=user, top_k=10, track_access=False)
+        assert not any("user_heavy" in h for h in hits)  # a hint, not a result's field
+        return any("pulled_recent" in s for s in sent), [h["text"] for h in hits]
+
+    # A heavy user's first search in this store runs without the window (nothing is
+    # known of them yet), the next ones with it; a light user's never do.
+    first = search("heavy")
+    assert first[0] is False and len(first[1]) == 6
+    assert search("heavy") == (True, first[1])
+    for _ in range(2):
+        window, texts = search("light")
+        assert window is False and texts[0] == "coffee with Ben"
+        assert not any("Anna" in t for t in texts)  # the other user's stay theirs
+    # A heavy user who erases their memories is light again from the next search on.
+    shared.clear_user_memory("heavy")
+    shared.add_memory("coffee at home", user_id="heavy")
+    assert search("heavy") == (True, ["coffee at home"])  # the search that finds out
+    assert search("heavy") == (False, ["coffee at home"])
