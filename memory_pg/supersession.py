@@ -129,6 +129,19 @@ def _numbers(text: str) -> list[str]:
     return [w for w in seg.words if any(ch.isdigit() for ch in w)]
 
 
+#: Words that turn a statement around. Two texts alike but for one of these say
+#: opposite things ("…with breakfast" / "…never with breakfast"): not a repeat.
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without|cannot)\b|n't\b"
+    r"|[不没沒别別无無未非勿莫]",
+    re.IGNORECASE,
+)
+
+
+def _negations(text: str) -> list[str]:
+    return sorted(m.group(0).lower() for m in _NEGATION.finditer(text))
+
+
 def decide(
     *,
     memory_type: str,
@@ -142,7 +155,8 @@ def decide(
     """Decide whether a new memory is added, replaces current ones, or repeats one.
 
     Rules, first match wins: the same text → merge (``duplicate``); similarity at or
-    above ``merge_threshold`` → merge (``near_duplicate``); a question or other
+    above ``merge_threshold``, with the same numbers and negations → merge
+    (``near_duplicate``); a question or other
     non-fact (:func:`memory_pg._facts.non_fact`) → add, replacing nothing; the same
     topic key → supersede (``topic``); for ``detect_types``: an explicit statement of
     change about what a current memory says (:func:`memory_pg._facts.change_applies`)
@@ -163,6 +177,8 @@ def decide(
         and overlap >= policy.merge_min_overlap
         # "item 3" is not a repeat of "item 4", however alike the rest reads.
         and _numbers(new_text) == _numbers(nearest.text)
+        # Nor is "never with breakfast" one of "with breakfast".
+        and _negations(new_text) == _negations(nearest.text)
     ):
         return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
     if _facts.non_fact(new_text) is not None:

@@ -116,6 +116,19 @@ def forget(
         raise InvalidArgument(
             f"consumed_turn_retention_days must be 0 or more (None keeps the turns), not {days}"
         )
+    # A negative age would forget what was written (or replaced) a moment ago.
+    ages = {
+        "max_age_days": policy.max_age_days,
+        "superseded_retention_days": policy.superseded_retention_days,
+        **{f"max_age_days_by_type[{t!r}]": d for t, d in policy.max_age_days_by_type.items()},
+    }
+    for name, value in ages.items():
+        if value is not None and (isinstance(value, bool) or not value >= 0):
+            raise InvalidArgument(f"{name} must be 0 or more days, not {value!r}")
+    if isinstance(policy.importance_below, bool) or not 0 <= policy.importance_below <= 1:
+        raise InvalidArgument(
+            f"importance_below must lie between 0 and 1, not {policy.importance_below!r}"
+        )
     from memory_pg import pooling
 
     pooling.require_session(engine, "forget")

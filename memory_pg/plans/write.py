@@ -7,6 +7,8 @@ the current memories it may replace or repeat (:mod:`memory_pg.supersession`).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ from memory_pg.plans.protocol import Plan
 from memory_pg.sql import locks, memories, setup, supersede
 from memory_pg.sql import turns as sql_turns
 from memory_pg.sql.memories import NewMemory
-from memory_pg.supersession import Candidate, Judge, decide_batch
+from memory_pg.supersession import Candidate, Decision, Judge, decide_batch
 
 #: Rows per INSERT statement in a batch write.
 INSERT_CHUNK = 500
@@ -152,7 +154,13 @@ def prepare(
     :func:`scope_user`): a typed error names the first bad item, nothing is written."""
     uid = user_id
     agent = check_agent_id(agent_id, settings)
+    # A str is iterable too: add_memories("hello") must not store "h", "e", "l", "o".
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise InvalidArgument(
+            f"memories are a list of texts, dicts or MemoryInput, not {type(items).__name__}"
+        )
     coerced = [coerce_item(item) for item in items]
+    now = datetime.now(timezone.utc)
     prepared = Prepared(uid, [], [], [], [], [], agent_id=agent)
     for item in coerced:
         if not isinstance(item.private, bool):
@@ -172,7 +180,13 @@ def prepare(
             else check_text(item.context, settings, what="context")
         )
         check_time(item.event_time, "event_time")
-        check_time(item.expires_at, "expires_at")
+        expires = check_time(item.expires_at, "expires_at")
+        if expires is not None and expires <= now:
+            # Never current, it would still replace the current memory it supersedes.
+            raise InvalidArgument(
+                f"expires_at {expires.isoformat()} has passed: the memory would never be "
+                "current; nothing was written"
+            )
         prepared.entities.append(check_entities(item.entities))
     return prepared
 
@@ -189,17 +203,22 @@ def check_entities(value: object) -> tuple[Entity, ...] | None:
         raise InvalidArgument("entities must be a list of entities or None")
     checked: list[Entity] = []
     for item in value:
+        # An Entity is checked as its dict would be (its key is worked out again).
+        name: Any
+        kind: Any
+        aliases: Any
         if isinstance(item, Entity):
-            checked.append(item)
-            continue
-        name = item.get("name") if isinstance(item, Mapping) else None
-        kind = item.get("kind") if isinstance(item, Mapping) else None
-        aliases = item.get("aliases", []) if isinstance(item, Mapping) else None
+            name, kind, aliases = item.name, item.kind, item.aliases
+        elif isinstance(item, Mapping):
+            name, kind, aliases = item.get("name"), item.get("kind"), item.get("aliases", [])
+        else:
+            name = kind = aliases = None
         if (
             not isinstance(name, str)
             or not entity_key(name)
             or len(name) > MAX_NAME_CHARS
             or len(entity_key(name)) > MAX_KEY_CHARS
+            or not isinstance(kind, str)
             or kind not in KINDS
             or not isinstance(aliases, (list, tuple))
             or len(aliases) > MAX_ALIASES
@@ -348,22 +367,54 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
                     )
                 )
     decisions = decide_batch(rows, found, policy, writer.judge)
+    # One statement for all repeats and one for all replacements, not one per row.
+    merged: dict[uuid.UUID, float] = {}
+    for row, d in zip(rows, decisions, strict=True):
+        if d.action == "merge":
+            merged[d.targets[0]] = max(merged.get(d.targets[0], 0.0), row.importance)
+    batch = {row.id for row in rows}
+    stored = {target: v for target, v in merged.items() if target not in batch}
+    if stored:
+        # First, and checked: a repeat of a memory that a ``forget`` deleted (or a
+        # job replaced) since the candidates were read is stored after all.
+        result = yield supersede.refresh_merged(user_id, stored)
+        alive = {r["id"] for r in result}
+        decisions = [
+            Decision("add", topic=d.topic)
+            if d.action == "merge" and d.targets[0] in stored and d.targets[0] not in alive
+            else d
+            for d in decisions
+        ]
     to_insert = [row for row, d in zip(rows, decisions, strict=True) if d.action != "merge"]
     inserted: set[uuid.UUID] = set()
     for start in range(0, len(to_insert), INSERT_CHUNK):
         result = yield memories.insert_memories(to_insert[start : start + INSERT_CHUNK])
         inserted.update(r["memory_id"] for r in result)
-    # One statement for all repeats and one for all replacements, not one per row.
-    merged: dict[uuid.UUID, float] = {}
+    kept_out = [r for r in to_insert if r.id not in inserted]
+    if kept_out:
+        # The unique index of current texts kept these out. Where its row is one whose
+        # expiry has passed, that row is retired and the new one goes in.
+        retired = 0
+        for private in sorted({r.private for r in kept_out}):
+            pairs = sorted(
+                {(r.memory_type, r.content_hash) for r in kept_out if r.private == private}
+            )
+            result = yield memories.retire_expired(
+                user_id, pairs, private=private, agent_id=rows[0].agent_id
+            )
+            retired += len(result)
+        if retired:
+            result = yield memories.insert_memories(kept_out)
+            inserted.update(r["memory_id"] for r in result)
+    # A repeat of an earlier row of this batch, now stored.
+    repeats = {target: v for target, v in merged.items() if target in batch}
+    if repeats:
+        yield supersede.refresh_merged(user_id, repeats)
     replaced: dict[uuid.UUID, uuid.UUID] = {}
     for row, d in zip(rows, decisions, strict=True):
-        if d.action == "merge":
-            merged[d.targets[0]] = max(merged.get(d.targets[0], 0.0), row.importance)
-        elif d.action == "supersede" and row.id in inserted:
+        if d.action == "supersede" and row.id in inserted:
             for old in d.targets:
                 replaced.setdefault(old, row.id)
-    if merged:
-        yield supersede.refresh_merged(user_id, merged)
     marked: set[uuid.UUID] = set()
     if replaced:
         result = yield supersede.supersede_many(user_id, replaced)
@@ -437,7 +488,13 @@ def plan_replace(
             + (f" (replaced by {old['superseded_by']})" if old["superseded_by"] else "")
             + ": replace its current successor"
         )
-    ids = yield from plan_insert(rows, writer)
+    # The caller says what the memory now reads: a text that reads almost as another
+    # one ("…never with breakfast" for "…with breakfast") is still written, not
+    # merged away; only the very same text resolves to the memory that holds it.
+    exact = dataclasses.replace(
+        writer, supersede=dataclasses.replace(writer.supersede, merge_threshold=math.inf)
+    )
+    ids = yield from plan_insert(rows, exact)
     new_id = uuid.UUID(ids[0])
     if new_id != old_id:
         marked = yield supersede.supersede_many(user_id, {old_id: new_id})

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Insert,
     Select,
     Text,
+    Update,
     and_,
     bindparam,
     cast,
@@ -30,6 +31,7 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, insert
 from sqlalchemy.sql.elements import BindParameter
@@ -233,6 +235,38 @@ def find_current_by_hash(
     scope = m.c.private.is_(False) if not private else and_(m.c.private, m.c.agent_id == agent_id)
     return select(m.c.id, m.c.memory_type, m.c.content_hash).where(
         m.c.user_id == user_id, m.c.superseded_at.is_(None), scope, or_(*conditions)
+    )
+
+
+def retire_expired(
+    user_id: str,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    private: bool = False,
+    agent_id: str | None = None,
+) -> Update:
+    """Mark the user's memories matching (memory_type, content_hash) pairs, in one scope,
+    whose expiry has passed as superseded at their expiry; returns their ids.
+
+    Past ``expires_at`` a memory is no longer current, but the unique index of current
+    texts (``superseded_at IS NULL``, the expiry cannot be in an index's predicate)
+    still holds it until ``forget`` removes it: the same text written again would
+    resolve to the expired row and never be current. As of any time, the row reads
+    as before (it stopped being current at its expiry either way).
+    """
+    conditions = [and_(m.c.memory_type == t, m.c.content_hash == h) for t, h in pairs]
+    scope = m.c.private.is_(False) if not private else and_(m.c.private, m.c.agent_id == agent_id)
+    return (
+        update(m)
+        .where(
+            m.c.user_id == user_id,
+            m.c.superseded_at.is_(None),
+            m.c.expires_at <= func.now(),
+            scope,
+            or_(*conditions),
+        )
+        .values(superseded_at=m.c.expires_at)
+        .returning(m.c.id)
     )
 
 

@@ -101,7 +101,8 @@ def supersede_many(user_id: str, replaced: Mapping[uuid.UUID, uuid.UUID | None])
 
 def refresh_merged(user_id: str, importance: Mapping[uuid.UUID, float]) -> Bound:
     """Repeated memories (``{id: importance of the repeat}``): refresh ``updated_at`` and
-    keep the higher importance, in one statement."""
+    keep the higher importance, in one statement. Returns the ids refreshed: those
+    still there and current."""
     values = {"of_user": user_id, "ids": list(importance), "importances": list(importance.values())}
     return Bound(_refresh_merged(), values)
 
@@ -148,7 +149,12 @@ def _refresh_merged() -> Update:
     )
     return (
         update(m)
-        .where(m.c.user_id == bindparam("of_user", type_=Text()), m.c.id == given.c.id)
+        .where(
+            m.c.user_id == bindparam("of_user", type_=Text()),
+            m.c.id == given.c.id,
+            # Still current: a repeat of a replaced memory is a new memory again.
+            m.c.superseded_at.is_(None),
+        )
         .values(updated_at=func.now(), importance=func.greatest(m.c.importance, given.c.importance))
         .returning(m.c.id)
     )

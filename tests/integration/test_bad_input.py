@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from memory_pg._validate import check_topic
+from memory_pg.entities import Entity
 from memory_pg.errors import (
     EmptyText,
     InvalidArgument,
@@ -136,6 +137,10 @@ def corpus_store(pg_server: Any, corpus_db: str, embedder: Any) -> Iterator[Memo
 def _add(**kwargs: Any) -> Callable[[MemoryStore], Any]:
     text = kwargs.pop("text", "a perfectly fine memory")
     return lambda s: s.add_memory(text, **kwargs)
+
+
+def _with_entity(entity: Entity) -> Callable[[MemoryStore], Any]:
+    return lambda s: s.add_memories([MemoryInput("Ann came by", entities=[entity])])
 
 
 def _batch(bad: Any, at: int = 49, size: int = 60) -> Callable[[MemoryStore], Any]:
@@ -365,6 +370,27 @@ REFUSED: list[tuple[str, Callable[[MemoryStore], Any], type[MemoryPgError]]] = [
     ),
     ("batch-50th-user-field", _batch({"text": "x", "user_id": "bob"}), InvalidArgument),
     ("batch-last-importance", _batch(MemoryInput("x", importance=2), at=59), InvalidArgument),
+    # A str or a dict is not a batch ("hello" stored "h", "e", "l", "o").
+    ("batch-str", lambda s: s.add_memories("hello"), InvalidArgument),
+    ("batch-dict", lambda s: s.add_memories({"text": "x"}), InvalidArgument),
+    ("batch-none", lambda s: s.add_memories(None), InvalidArgument),
+    # Already expired: never current, it would still have replaced the current memory.
+    (
+        "expires-past",
+        _add(expires_at=datetime.now(timezone.utc) - timedelta(minutes=1)),
+        InvalidArgument,
+    ),
+    (
+        "batch-50th-expired",
+        _batch(MemoryInput("x", expires_at=datetime(2020, 1, 1, tzinfo=timezone.utc))),
+        InvalidArgument,
+    ),
+    # An Entity is checked as a dict is.
+    ("entity-nul", _with_entity(Entity("Ann\x00a", "person", "ann")), InvalidArgument),
+    ("entity-surrogate", _with_entity(Entity("\ud800", "person", "x")), InvalidArgument),
+    ("entity-name-int", _with_entity(Entity(5, "person", "5")), InvalidArgument),  # type: ignore[arg-type]
+    ("entity-kind", _with_entity(Entity("Ann", "pet", "ann")), InvalidArgument),
+    ("entity-long-key", _with_entity(Entity("x" * 201, "thing", "x")), InvalidArgument),
 ]
 
 # (case id, spoil) for an embedder that misbehaves; every one is refused, nothing written.

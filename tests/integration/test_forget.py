@@ -235,3 +235,29 @@ def test_the_installed_forget_reports_a_lock_it_waited_too_long_for_without_a_tr
     assert proc.returncode == 1, proc.stderr
     assert "lock_timeout" in proc.stderr and "Traceback" not in proc.stderr
     assert stale in _ids(raw)  # nothing was forgotten
+
+
+@pytest.mark.parametrize(
+    ("policy", "named"),
+    [
+        (ForgetPolicy(max_age_days=-1), "max_age_days"),
+        (ForgetPolicy(superseded_retention_days=-1), "superseded_retention_days"),
+        (ForgetPolicy(max_age_days_by_type={"todo": -5}), "max_age_days_by_type"),
+        (ForgetPolicy(importance_below=1.5), "importance_below"),
+    ],
+)
+def test_a_policy_that_would_forget_what_was_just_written_is_refused(
+    store, raw, db_url, policy, named
+):
+    from memory_pg.errors import InvalidArgument
+
+    fresh = store.add_memory("fresh unimportant note", importance=0.1)
+    old = store.add_memory("use MySQL", "key_decision", topic="db")
+    store.add_memory("use PostgreSQL", "key_decision", topic="db")  # replaces it just now
+    engine = create_engine(db_url)
+    try:
+        with pytest.raises(InvalidArgument, match=named):
+            forget(engine, policy)
+    finally:
+        engine.dispose()
+    assert {fresh, old} <= _ids(raw)  # nothing was deleted
