@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_pg import entities as extraction
 from memory_pg.errors import InvalidArgument, MemoryNotFound
+from memory_pg.sql import entities as sql_entities
 from memory_pg.sql import relations as sql
 from memory_pg.sql import turns as sql_turns
 from memory_pg.sql.memories import NewMemory, get_memory
@@ -199,11 +200,11 @@ def plan_entity(
     key = extraction.entity_key(name)
     if not key:
         raise InvalidArgument(f"not an entity name: {name!r}")
-    found = yield sql.find_entity(user_id, key, name.strip())
+    found = yield sql_entities.find_entity(user_id, key, name.strip(), agent_id)
     if not found:
         return None
     ent = found[0]
-    rows = yield sql.entity_memories(user_id, ent["id"], agent_id, include_inactive, limit)
+    rows = yield sql_entities.entity_memories(user_id, ent["id"], agent_id, include_inactive, limit)
     if not rows:  # named only in memories this agent may not see
         return None
     return {
@@ -219,7 +220,7 @@ def plan_entities(
     user_id: str, agent_id: str | None, kinds: Sequence[str] | None, limit: int
 ) -> Plan[list[dict[str, Any]]]:
     """A user's entities, most named first, with counts of the memories naming them."""
-    rows = yield sql.list_entities(user_id, agent_id, kinds, limit)
+    rows = yield sql_entities.list_entities(user_id, agent_id, kinds, limit)
     return [
         {
             "id": str(r["id"]),
@@ -240,7 +241,7 @@ def plan_graph(
     ent = yield from plan_entity(user_id, name, agent_id, False, limit)
     if ent is None:
         return None
-    rows = yield sql.co_mentioned(user_id, uuid.UUID(ent["id"]), agent_id, limit)
+    rows = yield sql_entities.co_mentioned(user_id, uuid.UUID(ent["id"]), agent_id, limit)
     ent["related_entities"] = [
         {"id": str(r["id"]), "name": r["name"], "kind": r["kind"], "shared": int(r["shared"])}
         for r in rows

@@ -3,7 +3,9 @@
 Pure builders (SQLAlchemy Core), no I/O. Every statement names its user: the keys
 of the three tables start with ``user_id`` and row-level security checks it again.
 The walks are recursive CTEs over both directions of the links and over memories
-that name the same (rare enough) entity, so recall across links is one statement.
+that name the same (rare enough) entity, so recall across links is one statement;
+each hop lands only on a memory the walking agent may see. Reads of entities as an
+agent sees them are in :mod:`memory_pg.sql.entities`.
 """
 
 from __future__ import annotations
@@ -22,24 +24,23 @@ from sqlalchemy import (
     Text,
     Uuid,
     and_,
-    any_,
     bindparam,
     case,
     cast,
     func,
     literal,
     null,
-    or_,
     select,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on, insert
-from sqlalchemy.sql.elements import ColumnElement
-from sqlalchemy.sql.selectable import Subquery
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.selectable import FromClause, Subquery
 from sqlalchemy.sql.sqltypes import NullType
+from sqlalchemy.sql.util import ClauseAdapter
 
 from memory_pg.sql.core import array_param, unnest_rows, vector_literal
-from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
+from memory_pg.sql.memories import MEMORY_COLUMNS, visible_to
 from memory_pg.sql.search import FilterShape, shape_conditions
 from memory_pg.tables import entities, memories, memory_entities, memory_links
 
@@ -86,7 +87,7 @@ class NewEntity:
     aliases: tuple[str, ...] = ()
 
 
-def _same_user(left: ColumnElement[Any], right: ColumnElement[Any]) -> ColumnElement[bool]:
+def same_user(left: ColumnElement[Any], right: ColumnElement[Any]) -> ColumnElement[bool]:
     """``left = right`` within one user: a join on these tables always matches user_id too
     (every key starts with it, so the join stays on the user's index entries)."""
     return and_(left.table.c.user_id == right.table.c.user_id, left == right)
@@ -213,7 +214,7 @@ def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
     ids = list(new_ids)
     sel = (
         select(m.c.user_id, m.c.superseded_by, literal("supersedes"), m.c.id)
-        .select_from(m.join(newer, _same_user(newer.c.id, m.c.superseded_by)))
+        .select_from(m.join(newer, same_user(newer.c.id, m.c.superseded_by)))
         .where(m.c.user_id == user_id, m.c.id.in_(ids))
     )
     return (
@@ -224,25 +225,54 @@ def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
 # -- walks ------------------------------------------------------------------------------
 
 
+#: Who walks: an agent (a value, or the parameter of a cached statement), or None (no
+#: agent: shared memories only), as :func:`memory_pg.sql.memories.visible_to` takes it.
+Walker = str | BindParameter[Any] | None
+
+
+def _seen_by(agent_id: Walker, memory: FromClause) -> ColumnElement[bool]:
+    """:func:`~memory_pg.sql.memories.visible_to` of ``memory`` (an alias of the memories
+    table): the one rule of what an agent sees, adapted, not copied."""
+    return ClauseAdapter(memory).traverse(visible_to(agent_id))
+
+
 def _neighbours(
     user_id: ColumnElement[Any],
     node: ColumnElement[Any],
+    agent_id: Walker,
     query_vector: ColumnElement[Any] | None,
 ) -> Any:
-    """The memories one link from ``node``: (id, relation, entity), as a LATERAL subquery."""
+    """The memories one link from ``node`` that ``agent_id`` may see: (id, relation,
+    entity), as a LATERAL subquery."""
+    m_out, m_back = m.alias("m_out"), m.alias("m_back")
     out = select(ml.c.dst.label("id"), ml.c.relation.label("relation"), null().label("entity"))
-    out = out.where(ml.c.user_id == user_id, ml.c.src == node)
+    out = out.select_from(ml.join(m_out, same_user(m_out.c.id, ml.c.dst)))
+    out = out.where(ml.c.user_id == user_id, ml.c.src == node, _seen_by(agent_id, m_out))
     inverse = case(
         *((ml.c.relation == k, literal(v)) for k, v in _INVERSE.items()), else_=ml.c.relation
     )
-    back = select(ml.c.src, inverse, null()).where(ml.c.user_id == user_id, ml.c.dst == node)
+    back = (
+        select(ml.c.src, inverse, null())
+        .select_from(ml.join(m_back, same_user(m_back.c.id, ml.c.src)))
+        .where(ml.c.user_id == user_id, ml.c.dst == node, _seen_by(agent_id, m_back))
+    )
     me1, me2, m2 = me.alias("me1"), me.alias("me2"), m.alias("m2")
-    me3 = me.alias("me3")
-    mentions = (
-        select(func.count())
-        .where(me3.c.user_id == user_id, me3.c.entity_id == me1.c.entity_id)
+    me3, m3 = me.alias("me3"), m.alias("m3")
+    # An entity named by more than MAX_ENTITY_MENTIONS memories the agent sees joins
+    # none (counting another agent's private notes would let them cut a link); the
+    # count stops one past the limit.
+    common = (
+        select(literal(1))
+        .select_from(me3.join(m3, same_user(m3.c.id, me3.c.memory_id)))
+        .where(
+            me3.c.user_id == user_id,
+            me3.c.entity_id == me1.c.entity_id,
+            _seen_by(agent_id, m3),
+        )
+        .offset(MAX_ENTITY_MENTIONS)
+        .limit(1)
         .correlate(me1)
-        .scalar_subquery()
+        .exists()
     )
     order = (
         m2.c.embedding.cosine_distance(query_vector)
@@ -252,15 +282,17 @@ def _neighbours(
     shared = (
         select(me2.c.memory_id, literal("mentions"), e.c.name)
         .select_from(
-            me1.join(me2, _same_user(me2.c.entity_id, me1.c.entity_id))
-            .join(e, _same_user(e.c.id, me1.c.entity_id))
-            .join(m2, _same_user(m2.c.id, me2.c.memory_id))
+            me1.join(me2, same_user(me2.c.entity_id, me1.c.entity_id))
+            .join(e, same_user(e.c.id, me1.c.entity_id))
+            .join(m2, same_user(m2.c.id, me2.c.memory_id))
         )
         .where(
             me1.c.user_id == user_id,
             me1.c.memory_id == node,
             me2.c.memory_id != node,
-            mentions <= MAX_ENTITY_MENTIONS,
+            # Before the limit: a memory the agent may not see takes no place.
+            _seen_by(agent_id, m2),
+            ~common,
         )
         .order_by(order)
         .limit(MAX_ENTITY_NEIGHBOURS)
@@ -274,11 +306,18 @@ def walk(
     user_id: ColumnElement[Any],
     seeds: Subquery,
     depth: ColumnElement[Any],
+    agent_id: Walker,
     query_vector: ColumnElement[Any] | None = None,
 ) -> Any:
     """Recursive CTE ``walk(id, seed, relation, entity, hops, weight)`` from ``seeds``
     (``id``, ``weight``) up to ``depth`` links away (each hop halves nothing: the
-    caller weighs hops)."""
+    caller weighs hops).
+
+    Every hop lands on a memory ``agent_id`` may see (with no agent: a shared one), so
+    another agent's private memory neither appears nor links two memories; superseded
+    and expired memories are walked through (a replacement's ``supersedes`` chain is
+    history the agent may read): the caller filters what it returns.
+    """
     start = select(
         seeds.c.id.label("id"),
         seeds.c.id.label("seed"),
@@ -288,7 +327,7 @@ def walk(
         seeds.c.weight.label("weight"),
     )
     w = start.cte("walk", recursive=True)
-    nb = _neighbours(user_id, w.c.id, query_vector)
+    nb = _neighbours(user_id, w.c.id, agent_id, query_vector)
     step = (
         select(nb.c.id, w.c.seed, nb.c.relation, nb.c.entity, w.c.hops + 1, w.c.weight)
         .select_from(w.join(nb, literal(True)))
@@ -305,7 +344,7 @@ def related_statement(
     seed = select(
         literal(memory_id, Uuid).label("id"), literal(1.0, Float).label("weight")
     ).subquery("seed")
-    w = walk(uid, select(*seed.c).subquery("seeds"), literal(depth, Integer))
+    w = walk(uid, select(*seed.c).subquery("seeds"), literal(depth, Integer), agent_id)
     first = (
         select(w.c.id, func.min(w.c.hops).label("hops"))
         .where(w.c.hops > 0, w.c.id != memory_id)
@@ -338,94 +377,9 @@ def export_mentions(user_id: str) -> Select[Any]:
     by memory, then in the order the entities were first recorded."""
     return (
         select(me.c.memory_id, e.c.name, e.c.kind, e.c.aliases)
-        .select_from(me.join(e, _same_user(e.c.id, me.c.entity_id)))
+        .select_from(me.join(e, same_user(e.c.id, me.c.entity_id)))
         .where(me.c.user_id == user_id)
         .order_by(me.c.memory_id, e.c.created_at, e.c.key)
-    )
-
-
-def find_entity(user_id: str, key: str, name: str) -> Select[Any]:
-    """The entity whose key is ``key`` or that lists ``name`` among its aliases."""
-    return (
-        select(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
-        .where(
-            e.c.user_id == user_id, or_(e.c.key == key, literal(name, Text) == any_(e.c.aliases))
-        )
-        .order_by((e.c.key == key).desc(), e.c.created_at)
-        .limit(1)
-    )
-
-
-def entity_memories(
-    user_id: str,
-    entity_id: uuid.UUID,
-    agent_id: str | None,
-    include_inactive: bool,
-    limit: int,
-) -> Select[Any]:
-    """Memories naming an entity, newest first (by event time)."""
-    stmt = (
-        select(*MEMORY_COLUMNS)
-        .select_from(me.join(m, _same_user(m.c.id, me.c.memory_id)))
-        .where(me.c.user_id == user_id, me.c.entity_id == entity_id, visible_to(agent_id))
-    )
-    if not include_inactive:
-        stmt = stmt.where(*current_conditions(None))
-    return stmt.order_by(m.c.event_time.desc(), m.c.created_at.desc(), m.c.id).limit(limit)
-
-
-def list_entities(
-    user_id: str, agent_id: str | None, kinds: Sequence[str] | None, limit: int
-) -> Select[Any]:
-    """A user's entities with how many current memories (that ``agent_id`` sees) name
-    each, most named first."""
-    stmt = (
-        select(
-            e.c.id,
-            e.c.name,
-            e.c.kind,
-            e.c.aliases,
-            e.c.created_at,
-            func.count(m.c.id).label("mentions"),
-            func.max(m.c.event_time).label("last_mentioned_at"),
-        )
-        .select_from(
-            e.join(me, _same_user(me.c.entity_id, e.c.id)).join(
-                m, _same_user(m.c.id, me.c.memory_id)
-            )
-        )
-        .where(e.c.user_id == user_id, visible_to(agent_id), *current_conditions(None))
-        .group_by(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
-        .order_by(func.count(m.c.id).desc(), e.c.name)
-        .limit(limit)
-    )
-    if kinds:
-        stmt = stmt.where(e.c.kind.in_(list(kinds)))
-    return stmt
-
-
-def co_mentioned(
-    user_id: str, entity_id: uuid.UUID, agent_id: str | None, limit: int
-) -> Select[Any]:
-    """Entities named in the same current memories as ``entity_id``, most shared first."""
-    me1, me2, e2 = me.alias("me1"), me.alias("me2"), e.alias("e2")
-    return (
-        select(e2.c.id, e2.c.name, e2.c.kind, func.count().label("shared"))
-        .select_from(
-            me1.join(m, _same_user(m.c.id, me1.c.memory_id))
-            .join(me2, _same_user(me2.c.memory_id, me1.c.memory_id))
-            .join(e2, _same_user(e2.c.id, me2.c.entity_id))
-        )
-        .where(
-            me1.c.user_id == user_id,
-            me1.c.entity_id == entity_id,
-            me2.c.entity_id != entity_id,
-            visible_to(agent_id),
-            *current_conditions(None),
-        )
-        .group_by(e2.c.id, e2.c.name, e2.c.kind)
-        .order_by(func.count().desc(), e2.c.name)
-        .limit(limit)
     )
 
 
@@ -450,6 +404,7 @@ def expand_search(
     top_k: ColumnElement[Any],
     decay: float = EXPAND_DECAY,
     seeds: int = EXPAND_SEEDS,
+    agent_id: Walker = None,
 ) -> Select[Any]:
     """``base`` (a ranked search) with the memories ``depth`` links from its best hits.
 
@@ -459,6 +414,8 @@ def expand_search(
     hit scores ``seed score × decay^hops × (½ + ½·similarity)``, so it ranks below
     the hit it came from. The result keeps ``base``'s columns, plus ``via`` (the hit
     it came from, NULL for a direct hit), ``via_relation`` and ``via_entity``.
+    ``agent_id``: the searching agent, whose visibility ``conditions`` hold too: the
+    walk passes only through memories it may see (None: shared ones only).
     """
     hits = base.cte("hits")
     best = (
@@ -467,7 +424,9 @@ def expand_search(
         .limit(seeds)
         .subquery("best")
     )
-    w = walk(user_id, select(*best.c).subquery("seeds"), literal(depth, Integer), query_vector)
+    w = walk(
+        user_id, select(*best.c).subquery("seeds"), literal(depth, Integer), agent_id, query_vector
+    )
     distance = m.c.embedding.cosine_distance(query_vector)
     similarity = func.coalesce(1.0 - distance, 0.0)
     score = (
@@ -548,6 +507,9 @@ def _expanded_search(
     seeds: int,
     limits: tuple[int, int],
 ) -> Select[Any]:
+    viewer = filters[5]  # the search has an agent (FilterShape's scope: viewer, writers)
+    # The parameter the search's own visibility condition takes, so one value fills both.
+    agent = bindparam("viewer_agent", type_=m.c.agent_id.type) if viewer else None
     return expand_search(
         base,
         shape_conditions(filters),
@@ -557,6 +519,7 @@ def _expanded_search(
         top_k=bindparam("top_k", type_=Integer()),
         decay=decay,
         seeds=seeds,
+        agent_id=agent,
     )
 
 
@@ -573,18 +536,16 @@ __all__ = [
     "MAX_ENTITY_MENTIONS",
     "MAX_ENTITY_NEIGHBOURS",
     "NewEntity",
-    "co_mentioned",
-    "entity_memories",
+    "Walker",
     "expand_search",
     "expanded_search",
     "export_mentions",
-    "find_entity",
     "insert_links",
     "link_values",
-    "list_entities",
     "literal_user",
     "record_mentions",
     "related_statement",
+    "same_user",
     "supersedes_links",
     "walk",
 ]

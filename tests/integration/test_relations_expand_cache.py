@@ -26,6 +26,7 @@ def _built_anew(user_id: str, step: tuple[Any, dict[str, Any]], filters: SearchF
         query_vector=bindparam("query_vector", type_=relations_sql.QueryVector()),
         user_id=bindparam("search_user_id", type_=Text()),
         top_k=bindparam("top_k", type_=Integer()),
+        agent_id=filters.agent_id,
     )
     return wider, values
 
