@@ -209,17 +209,38 @@ def _insert_links() -> Any:
 
 def supersedes_links(user_id: str, new_ids: Sequence[uuid.UUID]) -> Any:
     """Links ``a supersedes b`` for each of ``new_ids`` (b) that records ``superseded_by``
-    (a) an existing memory: an import's rows, replaced as they were when exported."""
+    (a) an existing memory: an import's rows, replaced as they were when exported.
+
+    Where ``a`` is a consolidation's summary (its metadata holds ``consolidated_from``,
+    which :mod:`memory_pg.jobs.consolidate` always writes), the links are the ones the
+    consolidation made: ``a derived_from b`` and ``b merged_into a``.
+    """
     newer = m.alias("newer")
     ids = list(new_ids)
-    sel = (
-        select(m.c.user_id, m.c.superseded_by, literal("supersedes"), m.c.id)
+    pairs = (
+        select(
+            m.c.user_id,
+            m.c.superseded_by.label("newer_id"),
+            m.c.id.label("older_id"),
+            newer.c.metadata.has_key(CONSOLIDATED_FROM).label("summary"),
+        )
         .select_from(m.join(newer, same_user(newer.c.id, m.c.superseded_by)))
         .where(m.c.user_id == user_id, m.c.id.in_(ids))
+        .cte("replaced_pairs")
+    )
+    p = pairs.c
+    sel = union_all(
+        select(p.user_id, p.newer_id, literal("supersedes"), p.older_id).where(~p.summary),
+        select(p.user_id, p.newer_id, literal("derived_from"), p.older_id).where(p.summary),
+        select(p.user_id, p.older_id, literal("merged_into"), p.newer_id).where(p.summary),
     )
     return (
         insert(ml).from_select(["user_id", "src", "relation", "dst"], sel).on_conflict_do_nothing()
     )
+
+
+#: The metadata key that marks a consolidation's summary (the count of its fragments).
+CONSOLIDATED_FROM = "consolidated_from"
 
 
 # -- walks ------------------------------------------------------------------------------

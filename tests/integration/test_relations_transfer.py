@@ -107,8 +107,8 @@ def test_damaged_entities_are_an_invalid_import_naming_the_line(
 
 def test_links_that_the_export_carries_come_back(store, make_store, raw):
     """``supersedes`` (from ``superseded_by``) and ``follows`` (from the session) come
-    back; a consolidation's ``merged_into`` / ``derived_from`` come back as
-    ``supersedes``: the export says which summary replaced each fragment, not how."""
+    back; so do a consolidation's ``merged_into`` / ``derived_from`` (the summary's
+    ``consolidated_from`` says it was one)."""
     from memory_pg.jobs.consolidate import consolidate
 
     old = store.add_memory("We use MySQL", "key_decision", topic="db")
@@ -124,5 +124,7 @@ def test_links_that_the_export_carries_come_back(store, make_store, raw):
     )
     links = {tuple(r) for r in rows}
     assert (new, "supersedes", old) in links
-    assert {(summary, "supersedes", f) for f in fragments} <= links
+    assert {(summary, "derived_from", f) for f in fragments} <= links
+    assert {(f, "merged_into", summary) for f in fragments} <= links
+    assert not any(src == summary and rel == "supersedes" for src, rel, _ in links)
     assert {r["id"] for r in carol.related(summary, depth=1)} == set(fragments)
