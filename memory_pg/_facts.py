@@ -135,60 +135,87 @@ def non_fact(text: str) -> str | None:
 
 # An object: a Latin name (with dots, digits, "+", "#": Next.js, C++, gpt-4o, two
 # capitalised words), or a short run of Chinese up to a particle or punctuation.
-_OBJ = (
-    r"([A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
-    r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)]))"
+_OBJ_BODY = (
+    r"[A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
+    r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)])"
 )
+
+
+def _obj(name: str) -> str:
+    return "(?P<" + name + ">" + _OBJ_BODY + ")"
+
+
 _ZH_VERB_NEW = (
     r"(?:改用|换成|换用|改成|改为|改到|改在|换到|切换到|切换成|切到|迁移到|迁到|转到|转用"
     r"|替换成|替换为)"
 )
 _ZH_MOVE = r"(?:搬到|搬去|搬家到|搬回|移居到?|定居到?)"
+_EN_SWITCH = (
+    r"switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)|migrat(?:e|ed|ing)"
+    r"|transition(?:ed|ing)?"
+)
+# Named groups: ``old`` / ``new`` the values, ``subj`` the subject when the pattern
+# reaches back for it, ``mid`` the words between an English verb and "from" ("switched
+# the frontend from React"). Elsewhere the subject is the clause before the match; for
+# ``instead`` the clause before the verb of choice ("后端用 Go 而不是 Python").
 _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # old → new: 把 X 换成 Y / 从 X 换成 Y / 由 X 改为 Y
-    ("old_new", re.compile(r"(?:把|从|由|将)\s*" + _OBJ + r"\s*" + _ZH_VERB_NEW + r"\s*" + _OBJ)),
-    ("old_new", re.compile(r"(?:从|由)\s*" + _OBJ + r"\s*" + _ZH_MOVE + r"\s*" + _OBJ)),
-    ("subject_new", re.compile(r"(^|.*?)\s*" + _ZH_VERB_NEW + r"\s*" + _OBJ)),
-    ("move", re.compile(r"(^|.*?)\s*" + _ZH_MOVE + r"\s*" + _OBJ)),
-    ("old", re.compile(r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝)?\s*" + _OBJ)),
-    ("old", re.compile(r"(?:而不是|而非|取代了?|替代了?)\s*(?:用|使用)?\s*" + _OBJ)),
     (
         "old_new",
         re.compile(
-            r"\b(?:switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)|migrat(?:e|ed|ing)"
-            r"|went|port(?:ed|ing)?|transition(?:ed|ing)?)(?:\s+\w+){0,3}?\s+from\s+"
-            + _OBJ
+            r"(?:把|从|由|将)\s*" + _obj("old") + r"\s*" + _ZH_VERB_NEW + r"\s*" + _obj("new")
+        ),
+    ),
+    (
+        "old_new",
+        re.compile(r"(?:从|由)\s*" + _obj("old") + r"\s*" + _ZH_MOVE + r"\s*" + _obj("new")),
+    ),
+    ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_VERB_NEW + r"\s*" + _obj("new"))),
+    ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_MOVE + r"\s*" + _obj("new"))),
+    ("old", re.compile(r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝)?\s*" + _obj("old"))),
+    ("instead", re.compile(r"(?:而不是|而非|取代了?|替代了?)\s*(?:用|使用)?\s*" + _obj("old"))),
+    (
+        "old_new",
+        re.compile(
+            r"\b(?:"
+            + _EN_SWITCH
+            + r"|went|port(?:ed|ing)?)(?P<mid>(?:\s+\w+){0,3}?)\s+from\s+"
+            + _obj("old")
             + r"\s+(?:over\s+)?to\s+"
-            + _OBJ,
+            + _obj("new"),
             re.IGNORECASE,
         ),
     ),
     (
-        "new_old",
-        re.compile(r"\breplac(?:e|ed|ing)\s+" + _OBJ + r"\s+with\s+" + _OBJ, re.IGNORECASE),
+        "old_new",
+        re.compile(r"\breplac(?:e|ed|ing)\s+" + _obj("old") + r"\s+with\s+" + _obj("new"), re.I),
     ),
     (
         "subject_new",
         re.compile(
-            r"(^|.*?)\b(?:switch(?:ed|ing)?|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|mov(?:e|ed|ing)"
-            r"|transition(?:ed|ing)?)(?:\s+(?:it|over|everything|them))?\s+to\s+(?:the\s+)?" + _OBJ,
+            r"(?P<subj>^|.*?)\b(?:" + _EN_SWITCH + r")(?:\s+(?:it|over|everything|them))?"
+            r"\s+to\s+(?:the\s+)?" + _obj("new"),
             re.IGNORECASE,
         ),
     ),
-    ("new_old_en", re.compile(r"([A-Za-z][\w.+#-]*)\s+instead\s+of\s+" + _OBJ, re.IGNORECASE)),
+    (
+        "instead",
+        re.compile(r"(?P<new>[A-Za-z][\w.+#-]*)\s+instead\s+of\s+" + _obj("old"), re.IGNORECASE),
+    ),
     (
         "old",
         re.compile(
             r"\b(?:no longer|not anymore|don't|do not|doesn't|does not)\s+(?:use|uses|using"
             r"|live in|living in|work at|work for|like|prefer|run on|deploy to)\s+(?:the\s+)?"
-            + _OBJ,
+            + _obj("old"),
             re.IGNORECASE,
         ),
     ),
     (
         "old",
         re.compile(
-            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:using\s+)?(?:the\s+)?" + _OBJ,
+            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:using\s+)?(?:the\s+)?"
+            + _obj("old"),
             re.IGNORECASE,
         ),
     ),
@@ -198,12 +225,63 @@ _RESIDENCE = re.compile(
     r"|\b(?:live|lives|living|lived|moved|move|relocated|relocating|based|reside|resides)\b",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"我|本人|\b(?:i|i'm|i've|my|me)\b", re.IGNORECASE)
-_SUBJECT_NOISE = re.compile(
-    r"关键决策|决策|决定|我们|我|已经|现在|目前|后来|最终|最后|打算|准备|统一|全部|都|也|就|又|再"
-    r"|[:：,，。]|\b(?:we|i|they|have|has|had|now|already|finally|just|decided|to|the|our|my)\b",
+# The speaker (or "the user", as an LLM's compaction writes it) as the one who lives or
+# moves: "我已经搬到", "我家在", "I moved", "we relocated". Not any 我: "我妈妈住在北京".
+_ZH_ADVERBS = (
+    r"已经|现在|目前|一直|还|也|就|都|又|刚刚?|曾经|之前|以前|去年|今年|上个?月|最近|暂时|长期"
+    r"|正在|在"
+)
+_SPEAKER_RESIDENCE = re.compile(
+    r"(?:我|本人|用户)们?(?:" + _ZH_ADVERBS + r")*\s*"
+    r"(?:住在|住(?![院宿手口])|家在|搬到|搬去|搬家|搬回|移居|定居|常驻|base在)"
+    r"|\b(?:i|we|the user|user)(?:'m|'ve|'d|'re|\s+(?:am|are|is|have|has|had|was|were|been|just"
+    r"|recently|finally|already|now|currently|still|then|also|will))*\s+(?:live[sd]?|living"
+    r"|mov(?:e|ed|es|ing)|relocat(?:e|ed|ing)|resid(?:e|es|ed|ing)|based|stay(?:s|ed|ing)?)\b"
+    r"|\bmy (?:home|house|place|apartment|flat) is in\b",
     re.IGNORECASE,
 )
+_SUBJECT_NOISE = re.compile(
+    r"关键决策|决策|决定|我们团队|团队|我们|我|已经|现在|目前|后来|最终|最后|打算|准备|统一|全部|都|也|就|又|再"
+    r"|上个?月|这个?月|本月|去年|今年|昨天|今天|最近|刚刚?|上周|这周|本周"
+    r"|[:：,，。]|\b(?:our team|we|i|they|you|have|has|had|now|already|finally|just|decided|to"
+    r"|the|our|my|a|an|also|recently|officially|everything|all|it|over|then|last|this|week"
+    r"|month|year|yesterday|today|is|are|was|were|am|be|been|will|would|do|does|did)\b",
+    re.IGNORECASE,
+)
+# Where the clause of a subject starts: "我们讨论了很久，数据库改用 X" / "X and stopped Y".
+_CLAUSE = re.compile(r"[，,。；;!！?？]|\b(?:and|but|so)\b|而且|并且|但是|所以", re.IGNORECASE)
+# The verb of choice before "instead of" / "而不是": the subject is what comes before it.
+_CHOICE_VERB = re.compile(
+    r"使用|采用|选用|选择|选了|用|是"
+    r"|\b(?:went with|go(?:ing)? with|chose|choose|picked|pick|opted for|use[sd]?|using"
+    r"|prefer(?:s|red)?|is|are|was|were)\b",
+    re.IGNORECASE,
+)
+# Someone other than the speaker, or one named instance among several (server A, the
+# test environment): a memory about one is not replaced by a change about another.
+_PERSONS = re.compile(
+    r"\b(?:colleagues?|co-?workers?|friends?|wife|husband|partner|girlfriend|boyfriend|mom|mum"
+    r"|mother|dad|father|parents|brothers?|sisters?|sons?|daughters?|kids?|children|boss"
+    r"|manager|teammates?|roommates?|flatmates?|neighbou?rs?|cousins?|uncle|aunt"
+    r"|grand(?:ma|pa|mother|father)|he|she|his|her|him)\b"
+    r"|妈妈|母亲|爸爸|父亲|父母|爸妈|老婆|老公|妻子|丈夫|爱人|媳妇|男朋友|女朋友|男友|女友|同事|朋友"
+    r"|老板|领导|上司|经理|哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|家人|奶奶|爷爷|外婆|外公"
+    r"|姥姥|姥爷|叔叔|阿姨|舅舅|同学|客户(?!端)|(?<=我)[妈爸哥姐弟妹]|(?<![其吉])他们?|她们?"
+    r"|[小老][王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗高郑梁谢宋唐许韩冯邓曹彭曾肖]",
+    re.IGNORECASE,
+)
+_INSTANCES = re.compile(
+    r"\b(?:production|prod|staging|stage|dev|development|test|testing|qa|uat|sandbox"
+    r"|pre-?prod(?:uction)?|local)\s+(?:environment|env|servers?|clusters?|database|db|instance)\b"
+    r"|\b(?:servers?|hosts?|nodes?|machines?|clusters?|instances?|vms?|regions?"
+    r"|data ?cent(?:er|re)s?|environments?|envs?|sites?|branch)\s+(?:#?\d+|(?-i:[A-Z]))(?![\w.])"
+    r"|(?:生产|测试|开发|预发布?|线上|线下|本地|正式|灰度|演示|预生产)环境"
+    r"|(?:服务器|主机|节点|机器|集群|实例|机房|数据中心|分支)\s*(?:[A-Za-z0-9]+|[一二三四五六七八九十]+)号?"
+    r"|[A-Za-z0-9一二三四五六七八九十]+号(?:服务器|主机|机器?|节点|集群|机房)",
+    re.IGNORECASE,
+)
+_LATIN_WORD = re.compile(r"[A-Za-z0-9]+(?:[.+#-][A-Za-z0-9]+)*[+#]*")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "weekday",
@@ -233,10 +311,14 @@ class Change:
     """What a statement of change says.
 
     Attributes:
-        subject: the words before the change verb ("数据库" in "数据库改用 PostgreSQL").
+        subject: whose or what's change it is, without the speaker ("数据库" in
+            "数据库改用 PostgreSQL", "Server B" in "Server B switched from Ubuntu to
+            Debian", "生产环境" in "生产环境不再使用 MySQL"); "" when it is the
+            speaker's ("I don't like coffee") or unsaid.
         new: what it is now ("" for a pure negation: "不再使用 MySQL").
         old: what it no longer is.
-        residence: a change of where the speaker lives ("我已经搬到上海了").
+        residence: a change of where the speaker lives ("我已经搬到上海了"), or where
+            a person named as the subject lives ("我妈妈搬到上海了").
     """
 
     subject: str
@@ -255,45 +337,73 @@ def parse_change(text: str) -> Change | None:
     """
     if non_fact(text) is not None:
         return None
-    subject, new, old = "", "", []
+    new, old, subjects = "", [], []
     found = False
     for kind, pattern in _CHANGE_PATTERNS:
         for match in pattern.finditer(text):
             found = True
-            groups = [g.strip() for g in match.groups()]
-            if kind == "old_new":
-                old.append(groups[0])
-                new = new or groups[1]
-            elif kind in ("new_old", "new_old_en"):
-                old.append(groups[1] if kind == "new_old_en" else groups[0])
-                new = new or (groups[0] if kind == "new_old_en" else groups[1])
-            elif kind in ("subject_new", "move"):
-                if new:
-                    continue  # "把 X 换成 Y" already read as old → new
-                subject = subject or _subject(groups[0])
-                new = new or groups[1]
-            else:
-                old.append(groups[0])
+            groups = {k: (v or "").strip() for k, v in match.groupdict().items()}
+            if kind == "subject_new" and new:
+                continue  # "把 X 换成 Y" already read as old → new
+            if groups.get("old"):
+                old.append(groups["old"])
+            new = new or groups.get("new", "")
+            subjects.append(_subject_of(kind, text, match))
     if not found:
         return None
     old_kept = tuple(dict.fromkeys(o for o in old if o and o.casefold() != new.casefold()))
-    residence = (
-        _FIRST_PERSON.search(text) is not None
-        and _RESIDENCE.search(text) is not None
-        and not _extract.product_topics(text)
+    subject = next((s for s in subjects if s), "")
+    residence = not _extract.product_topics(text) and (
+        _SPEAKER_RESIDENCE.search(text) is not None
+        or (_PERSONS.search(subject) is not None and _RESIDENCE.search(text) is not None)
     )
     return Change(subject, new, old_kept, residence)
 
 
+def _subject_of(kind: str, text: str, match: re.Match[str]) -> str:
+    names = match.groupdict()
+    if "subj" in names:
+        raw = names["subj"] or ""
+    else:
+        raw = text[: match.start()]
+        if kind == "instead":
+            raw = _CLAUSE.split(raw)[-1]
+            verb = _CHOICE_VERB.search(raw)
+            raw = raw[: verb.start()] if verb else ""
+    return _subject(raw + " " + (names.get("mid") or ""))
+
+
 def _subject(raw: str) -> str:
     # The last clause before the verb names the subject: "我们讨论了很久，数据库改用 X".
-    clause = re.split(r"[，,。；;]", raw)[-1]
-    return _SUBJECT_NOISE.sub(" ", clause).strip()
+    clause = _CLAUSE.split(raw)[-1]
+    words = re.sub(r"\s+", " ", _SUBJECT_NOISE.sub(" ", clause)).strip().lstrip("的").strip()
+    # "用户" / "the user" is how an LLM's compaction names the speaker.
+    return "" if re.fullmatch(r"用户|(?:the )?user", words, re.IGNORECASE) else words
 
 
 def _words(text: str) -> set[str]:
     seg = segment(text)
     return set(seg.words) | set(seg.cjk)
+
+
+def _about(text: str, subject: str) -> bool:
+    """Whether ``text`` names ``subject``: each of its Latin words ("server", "b"), and
+    each of its Chinese runs, whole or word by word ("生产环境": 生产, 环境)."""
+    latin = {w.casefold() for w in _LATIN_WORD.findall(text)}
+    if any(w.casefold() not in latin for w in _LATIN_WORD.findall(subject)):
+        return False
+    words = _words(text)
+    for run in _CJK_RUN.findall(subject):
+        run_words = set(segment(run).cjk)
+        if run not in text and not (run_words and run_words <= words):
+            return False
+    return True
+
+
+def _qualifiers(text: str) -> set[str]:
+    """The people other than the speaker and the named instances ``text`` speaks of."""
+    found = [m.group(0) for p in (_PERSONS, _INSTANCES) for m in p.finditer(text)]
+    return {re.sub(r"\s+", "", q).casefold() for q in found}
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -325,23 +435,38 @@ def _topics_of(names: tuple[str, ...], context: str) -> set[str]:
 def change_applies(new_text: str, old_text: str) -> bool:
     """Whether ``new_text`` states a change that replaces ``old_text`` (same user and type).
 
-    It does when the change names what ``old_text`` said (``不再使用 MySQL`` /
-    ``数据库使用 MySQL``); when its new value is a product of the kind ``old_text``
-    names (``改用 PostgreSQL`` / ``使用 MySQL``); when both say where the speaker
-    lives; or when both are about the same subject words and give a value of the
-    same kind (``周会改成周三`` / ``周会在周二``). It does not when ``old_text``
-    also names products of other kinds (it holds more than this fact), nor for a
-    different fact about the same subject (``数据库每天凌晨备份``).
+    First, both must be about the same subject: ``old_text`` must not speak of
+    someone or something the change does not (``My colleague Tom drinks coffee`` /
+    ``I don't like coffee``; ``测试环境使用 MySQL`` / ``生产环境不再使用 MySQL``), and
+    when the change names a subject, ``old_text`` must name it too (``Server B
+    switched from Ubuntu to Debian`` does not replace ``Server A runs on Ubuntu``),
+    unless that subject is only a role its product fills (``缓存换成 Redis`` /
+    ``我们用 Memcached``). Then it does when the change names what ``old_text`` said
+    (``不再使用 MySQL`` / ``数据库使用 MySQL``); when its new value is a product of the
+    kind ``old_text`` names (``改用 PostgreSQL`` / ``使用 MySQL``); when both say where
+    the same person lives (the speaker: ``我住在北京`` / ``我已经搬到上海了``, never
+    ``我妈妈住在北京``); or when both are about the same subject words and give a
+    value of the same kind (``周会改成周三`` / ``周会在周二``). It does not when
+    ``old_text`` also names products of other kinds (it holds more than this fact),
+    nor for a different fact about the same subject (``数据库每天凌晨备份``).
 
     Example:
         >>> change_applies("数据库改用 PostgreSQL", "数据库每天凌晨备份")
+        False
+        >>> change_applies("生产环境不再使用 MySQL", "测试环境使用 MySQL")
         False
     """
     change = parse_change(new_text)
     if change is None or non_fact(old_text) is not None:
         return False
+    if not _qualifiers(old_text) <= _qualifiers(new_text):
+        return False  # about someone or something else: my colleague, server A, 测试环境
     new_topics = _topics_of((change.new, *change.old), new_text)
     old_topics = _extract.product_topics(old_text)
+    if change.subject and not _about(old_text, change.subject):
+        role = _extract.known_topic(change.subject)
+        if role is None or role not in old_topics or _qualifiers(change.subject):
+            return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:
         return False  # the old memory holds facts of other kinds too: keep it
     if any(_mentions(old_text, name) for name in change.old):
@@ -349,7 +474,9 @@ def change_applies(new_text: str, old_text: str) -> bool:
     if new_topics and old_topics & new_topics:
         return True
     if change.residence:
-        return bool(_RESIDENCE.search(old_text)) and bool(_FIRST_PERSON.search(old_text))
+        if change.subject:  # a person named, and named in the old memory too
+            return _RESIDENCE.search(old_text) is not None
+        return _SPEAKER_RESIDENCE.search(old_text) is not None
     if new_topics or _extract.known_topic(change.subject) is not None or not change.subject:
         return False  # a role noun alone ("数据库") is shared by different facts
     subject_words = _words(change.subject)

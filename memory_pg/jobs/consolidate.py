@@ -2,16 +2,23 @@
 
 The originals are not lost: each is marked superseded by the summary, with a
 ``merged`` history event naming it, so ``as_of`` queries and history still see them.
+
+A summary keeps what its fragments share, so later writes treat it as they would have
+treated them: the topic key they share (fragments with different topic keys are never
+merged together), the latest expiry when every fragment expires (none when one does
+not), and their metadata merged (see :func:`merge_metadata`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,13 +37,13 @@ from memory_pg.plans import relations, write
 from memory_pg.plans.protocol import split_step, translate_errors
 from memory_pg.roles import require_every_user
 from memory_pg.sql import locks, memories, setup, supersede
+from memory_pg.sql.relations import CONSOLIDATED_FROM
 from memory_pg.supersession import word_overlap
 
 if TYPE_CHECKING:
     from memory_pg.store import MemoryStore
 
 logger = logging.getLogger(__name__)
-
 
 #: Turns a cluster of fragments (oldest first) into one text: an LLM, or :func:`merge_fragments`.
 Summarize = Callable[[list[str]], str]
@@ -159,6 +166,69 @@ def clusters(
         groups.setdefault(root(i), []).append(i)
     found = [sorted(g) for g in groups.values() if len(g) >= min_size]
     return sorted(found, key=lambda g: (-len(g), g[0]))
+
+
+def split_by_topic(
+    group: Sequence[int],
+    topics: Sequence[str | None],
+    vectors: np.ndarray[Any, Any],
+    threshold: float,
+    min_size: int,
+    texts: Sequence[str] | None = None,
+    min_overlap: float = 0.0,
+) -> list[list[int]]:
+    """``group`` as clusters that each carry at most one topic key.
+
+    A group whose members share one topic key (fragments with none join it) stays
+    whole. Otherwise each topic's members are clustered again on their own (see
+    :func:`clusters`), and the fragments with no topic key are left out: which topic
+    they belong to is not known, and a summary under the wrong key would be replaced
+    by, or replace, the wrong memory.
+    """
+    keys = sorted({key for key in (topics[i] for i in group) if key is not None})
+    if len(keys) <= 1:
+        return [list(group)]
+    found: list[list[int]] = []
+    for key in keys:
+        idx = [i for i in group if topics[i] == key]
+        sub_texts = [texts[i] for i in idx] if texts is not None else None
+        for sub in clusters(vectors[idx], threshold, min_size, sub_texts, min_overlap):
+            found.append([idx[k] for k in sub])
+    return sorted(found, key=lambda g: (-len(g), g[0]))
+
+
+def latest_expiry(expiries: Sequence[datetime | None]) -> datetime | None:
+    """When a summary expires: the latest of its fragments' expiries, or None (never)
+    when any fragment has none (what does not expire must not start to)."""
+    if not expiries or any(e is None for e in expiries):
+        return None
+    return max(e for e in expiries if e is not None)
+
+
+def merge_metadata(
+    metadatas: Sequence[Mapping[str, Any] | None], count: int, max_bytes: int
+) -> dict[str, Any]:
+    """A summary's metadata: its fragments' (oldest first) merged, key by key.
+
+    Where fragments hold different values for one key, the newest fragment's value
+    wins. ``consolidated_from`` is always the number of fragments merged. Keys that
+    would take the JSON past ``max_bytes`` (the store's ``max_metadata_bytes``) are
+    left out, the older fragments' first, so a summary is never refused for its
+    metadata.
+    """
+    merged: dict[str, Any] = {CONSOLIDATED_FROM: count}
+    for metadata in reversed(metadatas):  # newest first: the first value seen wins
+        for key, value in (metadata or {}).items():
+            if key in merged:
+                continue
+            merged[key] = value
+            if _json_size(merged) > max_bytes:
+                del merged[key]
+    return merged
+
+
+def _json_size(value: Mapping[str, Any]) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 @dataclass
@@ -295,10 +365,28 @@ def _consolidate_one(
         return
     vectors = np.asarray([np.asarray(r["embedding"], dtype=np.float32) for r in rows])
     texts = [str(r["text"]) for r in rows]
-    for group in clusters(
-        vectors, policy.threshold, policy.min_cluster, texts, policy.min_word_overlap
-    ):
+    topics = [r["topic"] for r in rows]
+    groups = [
+        split
+        for group in clusters(
+            vectors, policy.threshold, policy.min_cluster, texts, policy.min_word_overlap
+        )
+        for split in split_by_topic(
+            group,
+            topics,
+            vectors,
+            policy.threshold,
+            policy.min_cluster,
+            texts,
+            policy.min_word_overlap,
+        )
+    ]
+    now = datetime.now(timezone.utc)
+    for group in groups:
         members = [rows[i] for i in group]
+        expires = latest_expiry([r["expires_at"] for r in members])
+        if expires is not None and expires <= now:
+            continue  # expiring as we read them: forget's, not ours
         report.clusters += 1
         report.merged += len(members)
         report.by_type[memory_type] = report.by_type.get(memory_type, 0) + len(members)
@@ -341,7 +429,13 @@ def _write_summary(
             {
                 "text": summary,
                 "memory_type": memory_type,
-                "metadata": {"consolidated_from": len(members)},
+                "metadata": merge_metadata(
+                    [r["metadata"] for r in members],
+                    len(members),
+                    store.settings.max_metadata_bytes,
+                ),
+                "topic": next((r["topic"] for r in members if r["topic"] is not None), None),
+                "expires_at": latest_expiry([r["expires_at"] for r in members]),
                 "importance": max(float(r["importance"]) for r in members),
                 "event_time": max(r["event_time"] for r in members),
             }
@@ -394,6 +488,9 @@ __all__ = [
     "cap_summary",
     "clusters",
     "consolidate",
+    "latest_expiry",
     "llm_summarizer",
     "merge_fragments",
+    "merge_metadata",
+    "split_by_topic",
 ]

@@ -406,9 +406,19 @@ def users_with_current(memory_types: Sequence[str], at_least: int) -> Select[Any
 
 def fragments(user_id: str, memory_type: str, limit: int) -> Select[Any]:
     """A user's current shared memories of one type, oldest first, vectors included:
-    what consolidation clusters (an agent's private notes never go into a summary)."""
+    what consolidation clusters (an agent's private notes never go into a summary),
+    with what a summary carries over (topic, expiry, metadata)."""
     return (
-        select(m.c.id, m.c.text, m.c.embedding, m.c.importance, m.c.event_time, m.c.metadata)
+        select(
+            m.c.id,
+            m.c.text,
+            m.c.embedding,
+            m.c.importance,
+            m.c.event_time,
+            m.c.metadata,
+            m.c.topic,
+            m.c.expires_at,
+        )
         .where(
             m.c.user_id == user_id,
             m.c.memory_type == memory_type,

@@ -1,0 +1,68 @@
+"""A statement of change never replaces a memory about someone or something else.
+
+Through the public store: each old memory must stay current (no ``change`` event in
+its history) when the change is about another person, server or environment, and is
+replaced when the change is about the same one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "old", "new"),
+    [
+        ("user_profile", "My colleague Tom drinks coffee every morning", "I don't like coffee"),
+        (
+            "project_status",
+            "Server A runs on Ubuntu 22.04",
+            "Server B switched from Ubuntu to Debian",
+        ),
+        ("user_profile", "我妈妈住在北京", "我已经搬到上海了"),
+        ("key_decision", "测试环境使用 MySQL", "生产环境不再使用 MySQL"),
+    ],
+)
+def test_a_change_about_another_subject_keeps_both(
+    store: Any, memory_type: str, old: str, new: str
+) -> None:
+    old_id = store.add_memory(old, memory_type)
+    new_id = store.add_memory(new, memory_type)
+    assert {r["id"] for r in store.list_memories()} == {old_id, new_id}
+    assert [e["event"] for e in store.history(old_id)] == ["added"]
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "old", "new"),
+    [
+        ("user_profile", "I drink coffee every morning", "I don't like coffee anymore"),
+        (
+            "project_status",
+            "Server B runs on Ubuntu 22.04",
+            "Server B switched from Ubuntu to Debian",
+        ),
+        ("user_profile", "我住在北京", "我已经搬到上海了"),
+        ("key_decision", "生产环境使用 MySQL", "生产环境不再使用 MySQL"),
+    ],
+)
+def test_a_change_about_the_same_subject_replaces(
+    store: Any, memory_type: str, old: str, new: str
+) -> None:
+    old_id = store.add_memory(old, memory_type)
+    new_id = store.add_memory(new, memory_type)
+    assert store.get(old_id)["superseded_by"] == new_id
+    assert store.history(old_id)[-1]["detail"]["reason"] == "change"
+
+
+def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
+    # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
+    path = Path(__file__).with_name("write_path_subjects.json")
+    report = evaluate_write_path(make_store(), load_write_path_set(path))
+    assert report["failures"] == []
+    assert report["overall"]["false_supersessions"] == 0
+    assert report["overall"]["supersessions_made"] == report["overall"]["supersessions_expected"]

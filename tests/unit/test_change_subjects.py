@@ -1,0 +1,83 @@
+"""A statement of change replaces only memories about its own subject (pure rules, no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg._facts import change_applies, parse_change
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My colleague Tom drinks coffee every morning", "I don't like coffee"),
+        ("Server A runs on Ubuntu 22.04", "Server B switched from Ubuntu to Debian"),
+        ("我妈妈住在北京", "我已经搬到上海了"),
+        ("测试环境使用 MySQL", "生产环境不再使用 MySQL"),
+        ("我同事每天早上喝咖啡", "我不再喝咖啡"),
+        ("我住在北京", "我妈妈已经搬到上海了"),
+        ("He lives in Berlin", "I moved to Paris"),
+        ("数据分析脚本用 Python", "后端用 Go 而不是 Python"),
+        ("我们用 MySQL", "生产环境不再使用 MySQL"),
+    ],
+)
+def test_a_change_about_another_subject_keeps_the_old_memory(old: str, new: str) -> None:
+    assert not change_applies(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I drink coffee every morning", "I don't like coffee anymore"),
+        ("Server B runs on Ubuntu 22.04", "Server B switched from Ubuntu to Debian"),
+        ("我住在北京", "我已经搬到上海了"),
+        ("生产环境使用 MySQL", "生产环境不再使用 MySQL"),
+        ("我每天早上喝咖啡", "我不再喝咖啡"),
+        ("我妈妈住在北京", "我妈妈已经搬到上海了"),
+        ("用户住在北京", "用户已经搬到上海了"),
+        ("My colleague Tom uses Vim", "My colleague Tom no longer uses Vim"),
+        ("The app runs on Server A", "The app moved from Server A to Server B"),
+        ("后端使用 Python", "后端用 Go 而不是 Python"),
+        # What worked before the subject rules, and still does.
+        ("I live in Berlin and work as a data engineer.", "I moved to Munich last month."),
+        ("Our frontend uses React", "We switched the frontend from React to Svelte"),
+        ("Our frontend uses React.", "We switched from React to Svelte."),
+        ("We use MySQL", "We no longer use MySQL; everything is on Postgres now"),
+        ("CI runs on Jenkins", "We replaced Jenkins with GitHub Actions"),
+        ("周会在周二下午", "周会改成周三了"),
+        ("缓存用 Memcached", "缓存换成 Redis 了"),
+        ("我们用 Memcached", "缓存换成 Redis 了"),
+        ("关键决策：数据库使用 MySQL", "关键决策：数据库改用 PostgreSQL，不再使用 MySQL"),
+        ("我们用 Kafka 做消息队列", "消息队列不再用 Kafka，改用 RabbitMQ"),
+        ("We use Flask for the API.", "We went with FastAPI instead of Flask."),
+        ("The service is written in Java", "We migrated the service from Java to Kotlin"),
+        ("服务器部署在阿里云", "我们已经把服务器从阿里云迁移到腾讯云了"),
+    ],
+)
+def test_a_change_about_the_same_subject_replaces_the_old_memory(old: str, new: str) -> None:
+    assert change_applies(new, old)
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Server B switched from Ubuntu to Debian", "Server B"),
+        ("生产环境不再使用 MySQL", "生产环境"),
+        ("We switched the frontend from React to Svelte", "frontend"),
+        ("后端用 Go 而不是 Python", "后端"),
+        ("I don't like coffee", ""),
+        ("我已经搬到上海了", ""),
+        ("我妈妈已经搬到上海了", "妈妈"),
+    ],
+)
+def test_every_pattern_reads_its_subject(text: str, subject: str) -> None:
+    change = parse_change(text)
+    assert change is not None
+    assert change.subject == subject
+
+
+def test_only_the_speaker_living_somewhere_is_a_move_of_the_speaker() -> None:
+    moved = parse_change("我已经搬到上海了")
+    assert moved is not None and moved.residence
+    assert not change_applies("我已经搬到上海了", "我妈妈住在北京")
+    assert not change_applies("我已经搬到上海了", "我在字节跳动工作")
