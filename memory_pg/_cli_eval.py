@@ -6,16 +6,17 @@ import argparse
 import os
 from typing import Any
 
+from memory_pg._cli_lifecycle import env_default, where
 from memory_pg.errors import InvalidArgument
 
 
 def _ks(value: str) -> list[int]:
     try:
         ks = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--top-k takes numbers like 1,5,10: {value!r}") from exc
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{where(value)}: give numbers like 1,5,10") from None
     if not ks or min(ks) < 1 or max(ks) > 1000:
-        raise argparse.ArgumentTypeError("--top-k values must be between 1 and 1000")
+        raise argparse.ArgumentTypeError(f"{where(value)}: the values must be between 1 and 1000")
     return ks
 
 
@@ -40,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--top-k",
         type=_ks,
-        default=_ks(os.environ.get("MEMORY_PG_EVAL_TOP_K") or "1,5,10"),
+        # Read when eval runs: a bad value fails eval alone, as a usage error.
+        default=env_default("MEMORY_PG_EVAL_TOP_K", [1, 5, 10]),
         help="comma list of k for Recall@k (env MEMORY_PG_EVAL_TOP_K; default 1,5,10)",
     )
     p.set_defaults(handler=run_eval)

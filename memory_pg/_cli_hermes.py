@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memory_pg.errors import InvalidArgument
 from memory_pg.integrations.hermes import PROVIDER_NAME
 
 #: The plugin's ``__init__.py``: Hermes finds it by the words MemoryProvider and
@@ -55,7 +56,15 @@ def install(hermes_home: Path) -> Path:
 
 def _cmd_install(args: argparse.Namespace, ctx: Any) -> int:
     home = Path(args.hermes_home).expanduser() if args.hermes_home else default_hermes_home()
-    target = install(home)
+    try:
+        target = install(home)
+    except OSError as exc:
+        # A home that is a file, unwritable, or on a read-only disk: say which, briefly.
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidArgument(
+            f"cannot install the plugin under {home} ({reason}{_at(exc)}): "
+            "pass a Hermes home you can write to with --hermes-home (or HERMES_HOME)"
+        ) from exc
     ctx.out.write(
         f"installed the memory-pg provider in {target}\n"
         "activate it with:\n"
@@ -66,6 +75,10 @@ def _cmd_install(args: argparse.Namespace, ctx: Any) -> int:
         "Hermes must run where memory-pg is installed: pip install 'memory-pg[hermes]'\n"
     )
     return 0
+
+
+def _at(exc: OSError) -> str:
+    return f": {exc.filename}" if exc.filename else ""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -15,15 +15,17 @@ _ROLE_PREFIX = re.compile(
     re.IGNORECASE,
 )
 _NON_USER_ROLES = {"assistant", "ai", "bot", "agent", "助手", "助理", "system", "系统", "tool"}
-# Sentences end at 。！？!?;； and new lines, and at "." followed by a blank.
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n+|(?<=\.)\s+")
+# Sentences end at 。！？!?;； (and the full-width ．, half-width ｡ and the wave dash ～ that
+# chat uses as a full stop), after a run of ellipses (… or ……), at new lines, and at "."
+# followed by a blank.
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;．｡～])|(?<=…)(?!…)|\n+|(?<=\.)\s+")
 # Clauses: a Chinese comma always, an ASCII comma when a blank follows (not "1,000").
 _CLAUSE_SEP = re.compile(r"(，\s*|,\s+)")
 _LEADING_CONJUNCTION = re.compile(
     r"^(?:(?:and|but|so|then|also|plus)\s+|(?:而且|但是|然后|并且|所以|另外|还有|同时)\s*)",
     re.IGNORECASE,
 )
-_TRIM = " \t\r\n。.！!？?；;，,、"
+_TRIM = " \t\r\n。.！!？?；;，,、．｡～…"
 
 # Topic keys: products first (a later "switched to MySQL" names the product, not the role),
 # then the role nouns. Latin keywords match whole words, case-insensitively.

@@ -359,28 +359,65 @@ def _chunks(texts: Sequence[str], limit: int) -> list[str]:
     return pieces
 
 
+def split_text(text: str, limit: int) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters; ``[]`` for blank text.
+
+    Each piece ends where :func:`~memory_pg.jobs.consolidate.cap_summary` would cut
+    it (a sentence end, else a blank, else ``limit`` characters), so nothing is
+    lost but the blanks around the cuts.
+
+    Example:
+        >>> split_text("First fact. Second fact.", 15)
+        ['First fact.', 'Second fact.']
+    """
+    from memory_pg.jobs.consolidate import cap_summary
+
+    if limit < 1:
+        raise InvalidArgument(f"limit must be at least 1, got {limit}")
+    pieces: list[str] = []
+    rest = text.strip()
+    while rest:
+        piece = cap_summary(rest, limit) or rest[:limit]
+        pieces.append(piece)
+        rest = rest[len(piece) :].lstrip()
+    return pieces
+
+
 def to_memories(
     result: CompactionResult, *, source: str, max_text_chars: int
 ) -> list[CompactedMemory]:
-    """Turn a :class:`CompactionResult` into memories the store can write, in order."""
+    """Turn a :class:`CompactionResult` into memories the store can write, in order.
+
+    An item longer than ``max_text_chars`` (a model that echoed a long paste) would
+    make the store refuse the whole batch, every time: a profile, status or todo
+    item is split into several memories (:func:`split_text`), a decision is cut
+    there (its pieces would share its topic and replace one another).
+    """
+    from memory_pg.jobs.consolidate import cap_summary
+
     meta = {"compaction": source}
     listed = result.get("entities")
+    items = [("user_profile", t) for t in result["user_profile"]]
+    items += [("project_status", t) for t in result["project_status"]]
     memories = [
-        CompactedMemory("user_profile", t, None, IMPORTANCE["user_profile"], dict(meta))
-        for t in result["user_profile"]
-    ]
-    memories += [
-        CompactedMemory("project_status", t, None, IMPORTANCE["project_status"], dict(meta))
-        for t in result["project_status"]
+        CompactedMemory(kind, piece, None, IMPORTANCE[kind], dict(meta))
+        for kind, text in items
+        for piece in split_text(text, max_text_chars)
     ]
     memories += [
         CompactedMemory(
-            "key_decision", d["decision"], d["topic"], IMPORTANCE["key_decision"], dict(meta)
+            "key_decision",
+            cap_summary(d["decision"], max_text_chars),
+            d["topic"],
+            IMPORTANCE["key_decision"],
+            dict(meta),
         )
         for d in result["key_decisions"]
     ]
     memories += [
-        CompactedMemory("todo", t, None, IMPORTANCE["todo"], dict(meta)) for t in result["todos"]
+        CompactedMemory("todo", piece, None, IMPORTANCE["todo"], dict(meta))
+        for t in result["todos"]
+        for piece in split_text(t, max_text_chars)
     ]
     if listed is not None:
         memories = [dataclasses.replace(m, entities=named_in(m.text, listed)) for m in memories]
@@ -390,6 +427,26 @@ def to_memories(
         for piece in _chunks(result.get("uncompacted", []), max_text_chars)
     ]
     return memories
+
+
+def raw_memories(
+    items: Sequence[DialogueItem], *, reason: str, max_text_chars: int
+) -> list[CompactedMemory]:
+    """Dialogue items kept as they are, as ``dialogue`` memories of at most
+    ``max_text_chars`` characters (``metadata["compaction"]`` is ``"failed"``).
+
+    What is written when the store refused the compacted memories of a batch, so
+    the buffer still drains. ``reason`` says why and must hold no user text.
+    """
+    kept: CompactionResult = {
+        "user_profile": [],
+        "project_status": [],
+        "key_decisions": [],
+        "todos": [],
+        "uncompacted": [_format_turn(item) for item in items],
+        "errors": [reason],
+    }
+    return to_memories(kept, source="failed", max_text_chars=max_text_chars)
 
 
 ChatT = TypeVar("ChatT", ChatFunc, AsyncChatFunc)
@@ -520,6 +577,8 @@ __all__ = [
     "MemoryCompactor",
     "build_prompt",
     "merge_results",
+    "raw_memories",
     "result_from_reply",
+    "split_text",
     "to_memories",
 ]

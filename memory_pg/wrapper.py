@@ -23,7 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from typing_extensions import deprecated
 
 from memory_pg._validate import check_agent_id
-from memory_pg.errors import InvalidArgument
+from memory_pg.errors import DatabaseError, InvalidArgument, InvalidInput, MemoryPgError
 from memory_pg.plans.write import scope_user
 from memory_pg.retrieval import format_memories, without_header
 
@@ -97,6 +97,53 @@ def _due(pending: Sequence[Any], threshold: int, force: bool) -> bool:
     return bool(pending) and (force or len(pending) >= threshold)
 
 
+def turn_pieces(content: str, limit: int) -> list[str]:
+    """A turn as the rows the buffer takes: pieces of at most ``limit`` characters
+    (a long reply or paste is kept whole, in several rows), none for a blank turn."""
+    from memory_pg.compaction import split_text
+
+    return split_text(content, limit)
+
+
+def buffer_turn(
+    store: Any, role: str, content: str, *, user_id: str | None, session_id: str | None
+) -> int:
+    """Buffer one turn (:func:`turn_pieces` of the store's ``max_text_chars``); returns
+    the rows written."""
+    pieces = turn_pieces(content, store.settings.max_text_chars)
+    for piece in pieces:
+        store.append_turn(role, piece, user_id=user_id, session_id=session_id)
+    return len(pieces)
+
+
+def _raw_fallback(
+    pending: Sequence[Mapping[str, Any]], exc: InvalidInput, max_text_chars: int
+) -> list[Any]:
+    """The turns as raw dialogue memories, when the store refused what the compactor made:
+    the buffer drains instead of offering the same turns to the same refusal forever."""
+    from memory_pg.compaction import raw_memories
+
+    logger.warning(
+        "the store refused the memories compacted from %d turns (%s); "
+        "keeping the turns as raw dialogue",
+        len(pending),
+        type(exc).__name__,
+    )
+    return raw_memories(
+        _as_turns(pending), reason=type(exc).__name__, max_text_chars=max_text_chars
+    )
+
+
+def _memory_failed(step: str, exc: MemoryPgError) -> bool:
+    """Log a memory step that failed during a turn; True if the database itself failed
+    (the turn's later steps would wait on it again, and are skipped)."""
+    logger.warning(
+        "memory-pg could not %s (%s); the agent answers without it", step, type(exc).__name__
+    )
+    logger.debug("memory-pg %s failed", step, exc_info=exc)
+    return isinstance(exc, DatabaseError)
+
+
 def compact_pending(
     store: Any,
     compactor: Compactor,
@@ -113,7 +160,8 @@ def compact_pending(
     process killed before the commit leaves the turns pending for the next
     call; a commit that lost a race to another process writes nothing. Returns
     the ids of the memories written. With ``agent_id``, the memories record that
-    agent as their writer (shared with the user's other agents).
+    agent as their writer (shared with the user's other agents). Memories the store
+    refuses (a text over its limit, say) are replaced by the turns' raw text.
     """
     written: list[str] = []
     scope = {"agent_id": agent_id} if agent_id is not None else {}
@@ -123,7 +171,11 @@ def compact_pending(
             return written
         memories = compactor.compact_to_memories(_as_turns(pending))
         ids = [t["id"] for t in pending]
-        written += store.commit_compaction(ids, memories, user_id=user_id, **scope)
+        try:
+            written += store.commit_compaction(ids, memories, user_id=user_id, **scope)
+        except InvalidInput as exc:
+            raw = _raw_fallback(pending, exc, store.settings.max_text_chars)
+            written += store.commit_compaction(ids, raw, user_id=user_id, **scope)
         logger.debug("compacted %d turns; %d memories written", len(ids), len(written))
 
 
@@ -133,6 +185,8 @@ CompactorT = TypeVar("CompactorT")
 
 class _WrapperBase(Generic[AgentT, CompactorT]):
     """Settings and prompt state shared by the sync and async wrappers."""
+
+    _error: BaseException | None  # a failed background compaction's, for the next flush
 
     def __init__(
         self,
@@ -195,13 +249,33 @@ class _WrapperBase(Generic[AgentT, CompactorT]):
             self._remember_turn(str(turn["role"]), str(turn["content"]))
         self._resumed = True
 
+    def _running(self, previous: Future[list[str]] | asyncio.Task[list[str]] | None) -> bool:
+        """Whether the last background compaction still runs; if it failed, its error
+        is kept for the next flush (a later turn's compaction replaces it)."""
+        if previous is None or not previous.done():
+            return previous is not None
+        failed = None if previous.cancelled() else previous.exception()
+        if failed is not None and self._error is None:
+            self._error = failed
+        return False
+
     def _prompt(self, context: str, user_input: str) -> str:
         return build_prompt(context, list(self._recent), user_input)
 
+    def _query(self, text: str) -> str:
+        """What a turn recalls with: its first ``max_text_chars`` (the search's limit)."""
+        pieces = turn_pieces(text, self.store.settings.max_text_chars)
+        return pieces[0] if pieces else ""
 
-def _log_failure(future: Future[list[str]]) -> None:
+
+def _check_str(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{what} is {type(value).__name__}, not str")
+
+
+def _log_failure(done: Future[list[str]] | asyncio.Task[list[str]]) -> None:
     """Log a failed background compaction (its turns stay in the buffer for a retry)."""
-    exc = future.exception()
+    exc = None if done.cancelled() else done.exception()
     if exc is not None:
         logger.warning("background compaction failed: %s", type(exc).__name__)
 
@@ -258,23 +332,54 @@ class MemoryWrapper(_WrapperBase[Agent, Compactor]):
         self._error: BaseException | None = None
 
     def chat(self, user_input: str) -> str:
-        """Answer ``user_input`` with the user's memories in the prompt; returns the reply."""
-        if not self._resumed:
-            self._reload(self.store.pending_turns(user_id=self.user_id, session_id=self.session_id))
-        # Durable before the agent runs: a crash in the agent loses no user turn.
-        self.store.append_turn("user", user_input, user_id=self.user_id, session_id=self.session_id)
-        prompt = self._prompt(self.recall(user_input), user_input)
-        reply = self.agent.chat(prompt)
-        if not isinstance(reply, str):
-            raise InvalidArgument(f"the agent's chat() returned {type(reply).__name__}, not str")
-        self.store.append_turn("assistant", reply, user_id=self.user_id, session_id=self.session_id)
+        """Answer ``user_input`` with the user's memories in the prompt; returns the reply.
+
+        Memory never stops the agent from answering: a turn longer than the store's
+        ``max_text_chars`` is buffered in several rows, a blank one not at all, and
+        when the database fails (down, timed out) the failure is logged and the
+        agent answers without recall. The agent's own errors are raised.
+        """
+        _check_str(user_input, "the text given to chat()")
+        down = False
+        try:
+            if not self._resumed:
+                self._reload(
+                    self.store.pending_turns(user_id=self.user_id, session_id=self.session_id)
+                )
+            # Durable before the agent runs: a crash in the agent loses no user turn.
+            self._buffer("user", user_input)
+        except MemoryPgError as exc:
+            self._resumed = True
+            down = _memory_failed("buffer the user's turn", exc)
+        context = "" if down else self._safe_recall(user_input)
+        reply = self.agent.chat(self._prompt(context, user_input))
+        _check_str(reply, "what the agent's chat() returned")
         self._remember_turn("user", user_input)
         self._remember_turn("assistant", reply)
-        if self.background:
-            self._submit()
-        else:
-            self.compact()
+        if down:
+            return reply
+        try:
+            self._buffer("assistant", reply)
+            if self.background:
+                self._submit()
+            else:
+                self.compact()
+        except MemoryPgError as exc:
+            _memory_failed("buffer or compact the turn", exc)
         return reply
+
+    def _buffer(self, role: str, content: str) -> None:
+        buffer_turn(self.store, role, content, user_id=self.user_id, session_id=self.session_id)
+
+    def _safe_recall(self, text: str) -> str:
+        query = self._query(text)
+        if not query:
+            return ""
+        try:
+            return self.recall(query)
+        except MemoryPgError as exc:
+            _memory_failed("recall", exc)
+            return ""
 
     def recall(self, text: str) -> str:
         """The memory block for ``text``: the retriever's, or the store's search formatted."""
@@ -301,13 +406,8 @@ class MemoryWrapper(_WrapperBase[Agent, Compactor]):
             )
 
     def _submit(self) -> None:
-        previous = self._future
-        if previous is not None:
-            if not previous.done():
-                return  # the running compaction re-reads the buffer; the next turn checks again
-            failed = previous.exception()
-            if failed is not None and self._error is None:
-                self._error = failed  # the next flush raises it
+        if self._running(self._future):
+            return  # the running compaction re-reads the buffer; the next turn checks again
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-pg")
         self._future = self._executor.submit(self.compact)
@@ -374,26 +474,58 @@ class AsyncMemoryWrapper(_WrapperBase[AsyncAgent, Any]):
     def _start_background(self) -> None:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[list[str]] | None = None
+        self._error: BaseException | None = None
 
     async def chat(self, user_input: str) -> str:
         """See :meth:`MemoryWrapper.chat`."""
+        _check_str(user_input, "the text given to chat()")
         uid, sid = self.user_id, self.session_id
-        if not self._resumed:
-            self._reload(await self.store.pending_turns(user_id=uid, session_id=sid))
-        await self.store.append_turn("user", user_input, user_id=uid, session_id=sid)
-        prompt = self._prompt(await self.recall(user_input), user_input)
-        reply = await self.agent.chat(prompt)
-        if not isinstance(reply, str):
-            raise InvalidArgument(f"the agent's chat() returned {type(reply).__name__}, not str")
-        await self.store.append_turn("assistant", reply, user_id=uid, session_id=sid)
+        down = False
+        try:
+            if not self._resumed:
+                self._reload(await self.store.pending_turns(user_id=uid, session_id=sid))
+            await self._buffer("user", user_input)
+        except MemoryPgError as exc:
+            self._resumed = True
+            down = _memory_failed("buffer the user's turn", exc)
+        context = "" if down else await self._safe_recall(user_input)
+        reply = await self.agent.chat(self._prompt(context, user_input))
+        _check_str(reply, "what the agent's chat() returned")
         self._remember_turn("user", user_input)
         self._remember_turn("assistant", reply)
-        if self.background:
-            if self._task is None or self._task.done():
-                self._task = asyncio.create_task(self.compact())
-        else:
-            await self.compact()
+        if down:
+            return reply
+        try:
+            await self._buffer("assistant", reply)
+            if self.background:
+                self._submit()
+            else:
+                await self.compact()
+        except MemoryPgError as exc:
+            _memory_failed("buffer or compact the turn", exc)
         return reply
+
+    async def _buffer(self, role: str, content: str) -> None:
+        for piece in turn_pieces(content, self.store.settings.max_text_chars):
+            await self.store.append_turn(
+                role, piece, user_id=self.user_id, session_id=self.session_id
+            )
+
+    async def _safe_recall(self, text: str) -> str:
+        query = self._query(text)
+        if not query:
+            return ""
+        try:
+            return await self.recall(query)
+        except MemoryPgError as exc:
+            _memory_failed("recall", exc)
+            return ""
+
+    def _submit(self) -> None:
+        if self._running(self._task):
+            return  # the running compaction re-reads the buffer; the next turn checks again
+        self._task = asyncio.create_task(self.compact())
+        self._task.add_done_callback(_log_failure)
 
     async def recall(self, text: str) -> str:
         """See :meth:`MemoryWrapper.recall`."""
@@ -421,15 +553,29 @@ class AsyncMemoryWrapper(_WrapperBase[AsyncAgent, Any]):
                 else:
                     memories = await asyncio.to_thread(method, _as_turns(pending))
                 ids = [t["id"] for t in pending]
-                written += await self.store.commit_compaction(
-                    ids, memories, user_id=self.user_id, **self._scope()
-                )
+                try:
+                    written += await self.store.commit_compaction(
+                        ids, memories, user_id=self.user_id, **self._scope()
+                    )
+                except InvalidInput as exc:
+                    raw = _raw_fallback(pending, exc, self.store.settings.max_text_chars)
+                    written += await self.store.commit_compaction(
+                        ids, raw, user_id=self.user_id, **self._scope()
+                    )
 
     async def flush(self) -> None:
-        """Wait for a background compaction; re-raise its error if it failed."""
+        """Wait for a background compaction; re-raise its error if it (or an earlier
+        one, replaced by a later turn's) failed."""
         task, self._task = self._task, None
+        error, self._error = self._error, None
         if task is not None:
-            await task
+            try:
+                await task
+            except Exception:
+                if error is None:
+                    raise
+        if error is not None:
+            raise error
 
     async def close(self) -> None:
         """Wait for background work (the store stays open)."""
@@ -446,7 +592,9 @@ __all__ = [
     "AsyncMemoryWrapper",
     "HermesMemoryWrapper",
     "MemoryWrapper",
+    "buffer_turn",
     "build_prompt",
     "compact_pending",
     "format_memories",
+    "turn_pieces",
 ]

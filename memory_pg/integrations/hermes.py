@@ -10,10 +10,12 @@ Memories are scoped to Hermes' ``user_id`` (gateway users), else
 Hermes gives a prefetch 8 s, and loading the embedding model takes longer than
 that on a small machine. ``initialize`` therefore loads the model in a background
 thread; until it is ready, recall ranks by the full-text leg alone (search results
-say ``full_text_only``), so the first message of a new process recalls too.
-Failures (database down, schema not migrated, bad user id, a turn not saved) go
-to Hermes' ``warning_callback``, which the CLI prints, and ``hermes memory
-status`` shows why memory-pg is not available.
+say ``full_text_only``), so the first message of a new process recalls too. A
+prefetch gives up after 6 s (a database that stalls), and the store the provider
+opens waits 3 s for a connection, with TCP keepalives.
+Failures (database down, schema not migrated, bad user id, a turn not saved,
+incomplete LLM settings) go to Hermes' ``warning_callback``, which the CLI
+prints, and ``hermes memory status`` shows why memory-pg is not available.
 
 Install the plugin with ``memory-pg hermes install`` and activate it with
 ``hermes config set memory.provider memory_pg``. Needs ``pip install
@@ -22,6 +24,7 @@ Install the plugin with ``memory-pg hermes install`` and activate it with
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -38,6 +41,14 @@ from memory_pg.errors import (
     MemoryPgError,
     SchemaNotReady,
 )
+from memory_pg.integrations._hermes_setup import (
+    CONFIG_SCHEMA,
+    PREFETCH_TIMEOUT_S,
+    SHUTDOWN_TIMEOUT_S,
+    call_within,
+    compactor_from_env,
+    open_store,
+)
 from memory_pg.integrations._hermes_tools import (
     TOOL_MEMORY_TYPES,
     TOOLS,
@@ -47,7 +58,7 @@ from memory_pg.integrations._hermes_tools import (
     text_arg,
 )
 from memory_pg.retrieval import format_memories
-from memory_pg.wrapper import compact_pending
+from memory_pg.wrapper import buffer_turn, compact_pending
 
 try:
     from agent.memory_provider import MemoryProvider
@@ -76,12 +87,14 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             while the model loads; a retriever given here is always waited for).
         compactor: default: a :class:`~memory_pg.compaction.MemoryCompactor` calling the
             LLM of ``MEMORY_PG_LLM_BASE_URL`` / ``_API_KEY`` / ``_MODEL`` when set, else the
-            offline extractor.
+            offline extractor (also, with a warning, when those settings name no endpoint).
         compact_threshold: pending turns that trigger a compaction after a turn.
         top_k: memories recalled per turn.
         user_id: force one user, whatever Hermes says.
         store_factory: opens the store on ``initialize`` (default:
-            ``MemoryStore.from_env()``).
+            ``MemoryStore.from_env()``, waiting 3 s for a connection, with keepalives).
+        prefetch_timeout_s: seconds a prefetch may wait for the database before this
+            turn goes without memories (Hermes abandons a prefetch at 8 s).
     """
 
     def __init__(
@@ -95,8 +108,10 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         user_id: str | None = None,
         store_factory: Callable[[], Any] | None = None,
         agent_id: str | None = None,
+        prefetch_timeout_s: float = PREFETCH_TIMEOUT_S,
     ) -> None:
         self._store = store
+        self.prefetch_timeout_s = prefetch_timeout_s
         self._owns_store = False
         self._store_factory = store_factory
         self._retriever = retriever
@@ -146,6 +161,10 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             InvalidUserId: the user id Hermes (or ``MEMORY_PG_USER_ID``) gives is
                 empty, blank, too long or holds control characters; the
                 warning callback hears it too.
+
+        Any other failure goes to the warning callback: a database that cannot be
+        opened turns memory-pg off for the session; ``MEMORY_PG_LLM_*`` settings
+        that name no endpoint leave compaction to the offline extractor.
         """
         callback = kwargs.get("warning_callback")
         self._warning_callback = callback if callable(callback) else None
@@ -170,6 +189,14 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
             or (f"hermes:{identity}" if identity else "hermes")
         )
         self._writes = str(kwargs.get("agent_context") or "") in WRITING_CONTEXTS
+        if self._compactor is None:  # before the store: nothing to close if it fails
+            try:
+                self._compactor = compactor_from_env()
+            except MemoryPgError as exc:
+                from memory_pg.compaction import MemoryCompactor
+
+                self._compactor = MemoryCompactor()
+                self._report(f"memory-pg compacts offline, with no LLM: {_describe(exc)}")
         if self._store is None:
             try:
                 self._store = self._open_store()
@@ -177,17 +204,13 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                 self._fail(f"memory-pg is off for this session: {_describe(exc)}", exc)
                 return
             self._owns_store = True
-        if self._compactor is None:
-            self._compactor = _compactor_from_env()
         self._start_model_load()
 
     def _open_store(self) -> Any:
         if self._store_factory is not None:
             return self._store_factory()
-        from memory_pg.store import MemoryStore
-
         # Unbound: the user is Hermes' (a gateway serves many), not MEMORY_PG_USER_ID.
-        return MemoryStore.from_env(user_id=None)
+        return open_store()
 
     def _start_model_load(self) -> None:
         """Load the embedding model in the background: importing torch and
@@ -237,12 +260,23 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         )
 
     def shutdown(self) -> None:
-        """Compact what is pending and close the store this provider opened."""
+        """Compact what is pending and close the store this provider opened.
+
+        The compaction may take 10 s: turns it leaves stay buffered in PostgreSQL
+        for the next session.
+        """
         try:
             if self._serving and self._writes:
-                self._compact(force=True)
+                call_within(
+                    lambda: self._compact(force=True), SHUTDOWN_TIMEOUT_S, "memory-pg-shutdown"
+                )
         except MemoryPgError as exc:
             self._report(f"memory-pg could not save the pending turns: {_describe(exc)}")
+        except concurrent.futures.TimeoutError:
+            self._report(
+                f"memory-pg could not compact the pending turns in {SHUTDOWN_TIMEOUT_S:g} s: "
+                "they stay buffered for the next session"
+            )
         finally:
             if self._loader is not None:
                 self._loader.join()  # the store's engine may not close under a loading model
@@ -305,11 +339,24 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
 
         What :meth:`queue_prefetch` recalled for the previous message fills the
         places the new message leaves free (a follow-up such as "ok, do that"
-        keeps the memories of its topic).
+        keeps the memories of its topic). A database that has not answered within
+        ``prefetch_timeout_s`` gives "" and a warning: the call goes on alone.
         """
         if not self._serving or not query.strip():
             return ""
         queued = self._queued.pop(session_id or self.session_id, [])
+        try:
+            return call_within(
+                lambda: self._recall(query, queued), self.prefetch_timeout_s, "memory-pg-prefetch"
+            )
+        except concurrent.futures.TimeoutError:
+            self._report(
+                f"memory-pg recall took over {self.prefetch_timeout_s:g} s and was skipped "
+                "(is the database reachable?)"
+            )
+            return ""
+
+    def _recall(self, query: str, queued: list[dict[str, Any]]) -> str:
         try:
             if self._retriever is not None:
                 return str(
@@ -352,8 +399,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         sid = session_id or self.session_id or None
         try:
             for role, content in (("user", user_content), ("assistant", assistant_content)):
-                if content and content.strip():
-                    self._store.append_turn(role, content, user_id=self.user_id, session_id=sid)
+                # A long reply is buffered in several rows, a blank turn not at all.
+                buffer_turn(self._store, role, content or "", user_id=self.user_id, session_id=sid)
             self._compact(force=False)
         except MemoryPgError as exc:
             self._report(f"memory-pg could not save this turn: {_describe(exc)}")
@@ -481,25 +528,9 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
     # -- configuration and status -----------------------------------------------------
 
     def get_config_schema(self) -> list[dict[str, Any]]:
-        """Settings ``hermes memory setup`` asks for; all are environment variables."""
-        return [
-            {
-                "key": "database_url",
-                "description": "PostgreSQL URL with pgvector (empty: embedded server)",
-                "secret": True,
-                "env_var": "MEMORY_PG_DATABASE_URL",
-            },
-            {
-                "key": "home",
-                "description": "data folder of the embedded server",
-                "env_var": "MEMORY_PG_HOME",
-            },
-            {
-                "key": "embedding_model",
-                "description": "sentence-transformers model",
-                "env_var": "MEMORY_PG_EMBEDDING_MODEL",
-            },
-        ]
+        """Settings ``hermes memory setup`` asks for (the database, the user and agent
+        ids, the LLM that compacts); all are environment variables."""
+        return [dict(field) for field in CONFIG_SCHEMA]
 
     def get_status_config(self, provider_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What ``hermes memory status`` prints: the database, and whether it serves.
@@ -549,23 +580,6 @@ def _describe(exc: BaseException) -> str:
             f"{text} (check MEMORY_PG_DATABASE_URL and that the server is up, then restart Hermes)"
         )
     return text
-
-
-def _compactor_from_env() -> Any:
-    """The LLM compactor when ``MEMORY_PG_LLM_*`` is set, else the offline one.
-
-    Never from ``OPENAI_*``: those are Hermes' (or the agent's) own endpoint, and the
-    user's conversation goes only where memory-pg was configured to send it.
-    """
-    from memory_pg.compaction import MemoryCompactor
-    from memory_pg.config import LLMSettings
-
-    settings = LLMSettings.from_env()
-    if settings is None:
-        return MemoryCompactor()
-    from memory_pg.llm import OpenAICompatibleLLM
-
-    return MemoryCompactor(OpenAICompatibleLLM(settings))
 
 
 def register(ctx: Any) -> None:
