@@ -434,7 +434,9 @@ def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
         elif isinstance(action, argparse._AppendAction):
             action.default = [v.strip() for v in value.split(",") if v.strip()]
         elif action.default is None or isinstance(action.default, (str, int, float)):
-            action.default = action.type(value) if callable(action.type) else value
+            # A string default goes through the option's type when the arguments are
+            # parsed: a bad value is a usage error (exit 2), not a traceback here.
+            action.default = value
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:

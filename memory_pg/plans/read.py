@@ -227,10 +227,19 @@ def plan_list(
     agent_id: str | None = None,
     agent_ids: Sequence[str] | None = None,
 ) -> Plan[list[dict[str, Any]]]:
-    """A user's memories, newest first (superseded ones only if asked)."""
+    """A user's memories, newest first (superseded ones only if asked).
+
+    ``memory_types`` are checked as a search checks them: an unknown type is
+    :class:`~memory_pg.errors.UnknownMemoryType`, not an empty list.
+    """
+    if isinstance(memory_types, str):
+        memory_types = [memory_types]
+    types = None
+    if memory_types is not None:
+        types = tuple(check_memory_type(t, settings) for t in memory_types)
     stmt = memories.list_memories(
         user_id,
-        memory_types=memory_types,
+        memory_types=types,
         include_inactive=include_inactive,
         limit=limit,
         agent_id=check_agent_id(agent_id, settings),

@@ -1,11 +1,15 @@
-"""The HTTP API's request bodies (pydantic models; see :mod:`memory_pg.service.http`)."""
+"""The HTTP API's request bodies (pydantic models; see :mod:`memory_pg.service.http`).
+
+Numbers and flags are strict: ``top_k: true`` or ``top_k: 2.0`` is a 422, not a
+quiet 1 or 2 (a float field still takes a whole number).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 
 class Body(BaseModel):
@@ -27,13 +31,13 @@ class MemoryIn(BaseModel):
     memory_type: str = "dialogue"
     metadata: dict[str, Any] | None = None
     topic: str | None = None
-    importance: float | None = None
+    importance: StrictFloat | None = None
     event_time: datetime | None = None
     expires_at: datetime | None = None
     context: str | None = None
     user_id: str | None = None
     agent_id: str | None = None
-    private: bool = False
+    private: StrictBool = False
 
 
 class AddBody(MemoryIn):
@@ -50,17 +54,17 @@ class SearchBody(Body):
     """``POST /v1/search``."""
 
     query: str
-    top_k: int = 5
+    top_k: StrictInt = 5
     memory_types: list[str] | None = None
     since: datetime | None = None
     until: datetime | None = None
     metadata_filter: dict[str, Any] | None = None
     as_of: datetime | None = None
     agent_ids: list[str] | None = None
-    min_similarity: float | None = None
-    min_lexical: float | None = None
+    min_similarity: StrictFloat | None = None
+    min_lexical: StrictFloat | None = None
     #: Also the memories this many links from the best hits (0..3).
-    expand: int = 0
+    expand: StrictInt = 0
 
 
 class ReplaceBody(Body):
@@ -68,4 +72,4 @@ class ReplaceBody(Body):
 
     text: str
     metadata: dict[str, Any] | None = None
-    importance: float | None = None
+    importance: StrictFloat | None = None

@@ -8,16 +8,66 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any, TypedDict
 
 from memory_pg.cli import add_json_flag, require_user
-from memory_pg.errors import ConfigurationError
+from memory_pg.errors import ConfigurationError, InvalidArgument
 
 
 def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name) or default
+
+
+# Option types: argparse turns their ArgumentTypeError into a usage error (exit 2),
+# for a flag and for its environment variable alike.
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return -1
+
+
+def _port(value: str) -> int:
+    port = _whole(value)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value!r} (1..65535)")
+    return port
+
+
+def _byte_count(value: str) -> int:
+    size = _whole(value)
+    if size < 1:
+        raise argparse.ArgumentTypeError(
+            f"not a number of bytes: {value!r}; write a whole number, e.g. 1048576 for 1 MiB"
+        )
+    return size
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise argparse.ArgumentTypeError(
+            f"not a number of seconds: {value!r}; write e.g. 30 or 2.5"
+        )
+    return seconds
+
+
+def _lifetime(value: str) -> timedelta:
+    from memory_pg.service.tokens import parse_duration
+
+    try:
+        return parse_duration(value)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _need_user(args: argparse.Namespace) -> str:
@@ -25,16 +75,15 @@ def _need_user(args: argparse.Namespace) -> str:
 
 
 def _cmd_token_create(args: argparse.Namespace, ctx: Any) -> int:
-    from memory_pg.service.tokens import create_token, parse_duration
+    from memory_pg.service.tokens import create_token
 
     user = _need_user(args)
-    expires = parse_duration(args.expires) if args.expires else None
     new = create_token(
         ctx.store().engine,
         user,
         agent_id=args.agent,
         read_only=args.read_only,
-        expires_in=expires,
+        expires_in=args.expires,
         admin=args.admin,
         label=args.label,
     )
@@ -103,11 +152,11 @@ def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
     with _service_extra("serve"):
         from memory_pg.service.http import ServiceSettings, serve
     settings = ServiceSettings(
-        max_body_bytes=int(args.max_body_bytes),
+        max_body_bytes=args.max_body_bytes,
         mcp=not args.no_mcp,
-        graceful_timeout_s=float(args.graceful_timeout),
+        graceful_timeout_s=args.graceful_timeout,
     )
-    serve(host=args.host, port=int(args.port), settings=settings, **_store_options(ctx))
+    serve(host=args.host, port=args.port, settings=settings, **_store_options(ctx))
     return 0
 
 
@@ -132,7 +181,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _user_flag(p, "the user every request of the token acts as (admin: the operator's name)")
     p.add_argument("--agent", default=None, help="the agent every request acts as")
     p.add_argument("--read-only", action="store_true", help="the token may not write")
-    p.add_argument("--expires", default=None, help="lifetime, e.g. 90d, 12h, 2w (default: never)")
+    p.add_argument(
+        "--expires",
+        type=_lifetime,
+        default=None,
+        help="lifetime, e.g. 90d, 12h, 2w, at most 36500d (default: never)",
+    )
     p.add_argument("--label", default=None, help="a note for token list")
     p.add_argument(
         "--admin", action="store_true", help="a maintenance token for cross-user operations"
@@ -153,16 +207,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     p = subparsers.add_parser("serve", help="run the HTTP API (and MCP under /mcp)")
     p.add_argument("--host", default=_env("MEMORY_PG_HOST", "127.0.0.1"), help="env MEMORY_PG_HOST")
-    p.add_argument("--port", default=_env("MEMORY_PG_PORT", "8080"), help="env MEMORY_PG_PORT")
+    p.add_argument(
+        "--port", type=_port, default=_env("MEMORY_PG_PORT", "8080"), help="env MEMORY_PG_PORT"
+    )
     p.add_argument(
         "--max-body-bytes",
+        type=_byte_count,
         default=_env("MEMORY_PG_MAX_BODY_BYTES", str(1024 * 1024)),
-        help="largest request body accepted (env MEMORY_PG_MAX_BODY_BYTES; default 1 MiB)",
+        help="largest request body accepted, in bytes (env MEMORY_PG_MAX_BODY_BYTES; "
+        "default 1048576, 1 MiB)",
     )
     p.add_argument(
         "--graceful-timeout",
+        type=_seconds,
         default=_env("MEMORY_PG_GRACEFUL_TIMEOUT", "30"),
-        help="seconds to finish in-flight requests on SIGTERM (env MEMORY_PG_GRACEFUL_TIMEOUT)",
+        help="seconds (2.5 is fine) to finish in-flight requests on SIGTERM "
+        "(env MEMORY_PG_GRACEFUL_TIMEOUT)",
     )
     p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
     p.set_defaults(handler=_cmd_serve)

@@ -2,11 +2,12 @@
 
 Every ``/v1`` route needs ``Authorization: Bearer mpg_...`` (``memory-pg token
 create``). The token fixes the user (and agent) of the request: a body that names
-another user or agent is refused (403), a read-only token cannot write (403).
-Errors come back as ``{"error": {"type": ..., "message": ...}}`` with the status
-of :data:`STATUS`. Logs carry the route, status, duration and token id, never a
-memory's text. OpenAPI at ``/docs``; ``/healthz`` (the process) and ``/readyz``
-(the database) need no token.
+another user or agent is refused (403), a read-only token cannot write (403), a
+read-only admin token cannot erase (403). Errors, unknown routes and methods
+included, come back as ``{"error": {"type": ..., "message": ...}}`` with the
+status of :data:`STATUS` (:mod:`memory_pg.service.responses`). Logs carry the
+route, status, duration and token id, never a memory's text. OpenAPI at
+``/docs``; ``/healthz`` (the process) and ``/readyz`` (the database) need no token.
 """
 
 from __future__ import annotations
@@ -19,54 +20,35 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import (
-    AccessDenied,
     AuthenticationFailed,
     DatabaseUnavailable,
     InvalidInput,
-    MemoryConflict,
     MemoryNotFound,
-    MemoryPgError,
     PermissionDenied,
-    QueryTimeout,
-    SchemaNotReady,
-    TenantViolation,
 )
 from memory_pg.service.bodies import AddBody, BatchBody, MemoryIn, ReplaceBody, SearchBody
+from memory_pg.service.history import DEFAULT_LIMIT, MAX_LIMIT, recent_history
+from memory_pg.service.responses import STATUS, add_handlers, error_body, status_of
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["STATUS", "ServiceSettings", "create_app", "serve"]
+__all__ = ["STATUS", "ServiceSettings", "create_app", "error_body", "serve", "status_of"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-#: HTTP status of each typed error (the first class that matches, in this order).
-STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (AuthenticationFailed, 401),
-    (PermissionDenied, 403),
-    (TenantViolation, 403),
-    (MemoryNotFound, 404),
-    (MemoryConflict, 409),
-    (InvalidInput, 422),
-    (DatabaseUnavailable, 503),
-    (QueryTimeout, 503),
-    (SchemaNotReady, 503),
-    (AccessDenied, 503),
-)
 
 
 @dataclass(frozen=True)
@@ -84,19 +66,6 @@ class ServiceSettings:
     max_batch: int = 500
     mcp: bool = True
     graceful_timeout_s: float = 30.0
-
-
-def status_of(exc: Exception) -> int:
-    """The HTTP status of a memory-pg error (500 for one with no mapping)."""
-    for cls, code in STATUS:
-        if isinstance(exc, cls):
-            return code
-    return 500
-
-
-def error_body(kind: str, message: str) -> dict[str, Any]:
-    """The JSON body of every error response."""
-    return {"error": {"type": kind, "message": message}}
 
 
 # -- the app -------------------------------------------------------------------------
@@ -259,7 +228,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     )
     app.state.store = store
     app.state.settings = cfg
-    _handlers(app)
+    add_handlers(app)
     _routes(app, store, cfg)
     from memory_pg.service import http_relations  # issue 19
 
@@ -270,31 +239,6 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         mcp=None if mcp_app is None else mcp_app.asgi,
     )
     return app
-
-
-def _handlers(app: FastAPI) -> None:
-    @app.exception_handler(MemoryPgError)
-    async def typed(request: Request, exc: MemoryPgError) -> JSONResponse:
-        code = status_of(exc)
-        headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
-        if code >= 500:
-            logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
-        return JSONResponse(
-            error_body(type(exc).__name__, str(exc)), status_code=code, headers=headers
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        malformed = any(e.get("type") == "json_invalid" for e in errors)
-        parts = []
-        for e in errors[:10]:
-            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
-            parts.append(f"{where or 'body'}: {e.get('msg')}")
-        kind = "MalformedJSON" if malformed else "InvalidRequest"
-        return JSONResponse(
-            error_body(kind, "; ".join(parts)), status_code=400 if malformed else 422
-        )
 
 
 async def _token(request: Request) -> TokenInfo:
@@ -335,9 +279,17 @@ async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo
     return info
 
 
+async def _admin_writer_token(info: Annotated[TokenInfo, Depends(_admin_token)]) -> TokenInfo:
+    # A read-only admin token is a monitoring token: it reads the admin stats only.
+    if info.read_only:
+        raise PermissionDenied("this admin token is read-only: it may not erase users")
+    return info
+
+
 UserToken = Annotated[TokenInfo, Depends(_user_token)]
 WriterToken = Annotated[TokenInfo, Depends(_writer_token)]
 AdminToken = Annotated[TokenInfo, Depends(_admin_token)]
+AdminWriterToken = Annotated[TokenInfo, Depends(_admin_writer_token)]
 WholeUserToken = Annotated[TokenInfo, Depends(_whole_user_token)]
 
 
@@ -417,13 +369,13 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     @app.get("/v1/memories", tags=["memories"])
     async def recent(
         info: UserToken,
-        limit: int = 20,
+        limit: int = DEFAULT_LIMIT,
         memory_type: str | None = None,
         include_inactive: bool = False,
     ) -> JSONResponse:
         """The user's memories, newest first."""
-        if not 1 <= limit <= 1000:
-            raise InvalidInputTooMany("limit must be between 1 and 1000")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInputTooMany(f"limit must be between 1 and {MAX_LIMIT}")
         rows = await store.list_memories(
             user_id=info.user_id,
             memory_types=[memory_type] if memory_type else None,
@@ -469,9 +421,11 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json({"events": events})
 
     @app.get("/v1/history", tags=["memories"])
-    async def user_history(info: UserToken) -> JSONResponse:
-        """Lifecycle events of all the user's memories, oldest first."""
-        return _json({"events": await store.history(user_id=info.user_id, agent_id=info.agent_id)})
+    async def user_history(info: UserToken, limit: int = DEFAULT_LIMIT) -> JSONResponse:
+        """The user's latest ``limit`` lifecycle events (1..1000, default 20), oldest first."""
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInputTooMany(f"limit must be between 1 and {MAX_LIMIT}")
+        return _json({"events": await recent_history(store, info.user_id, info.agent_id, limit)})
 
     @app.get("/v1/export", tags=["user"])
     async def export(info: WholeUserToken) -> PlainTextResponse:
@@ -498,8 +452,8 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json(await store.stats())
 
     @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
-    async def admin_erase(user_id: str, info: AdminToken) -> JSONResponse:
-        """Erase everything of one user (an admin token only)."""
+    async def admin_erase(user_id: str, info: AdminWriterToken) -> JSONResponse:
+        """Erase everything of one user (an admin token that is not read-only)."""
         logger.warning("admin token %s erased a user", info.id)
         return _json({"deleted": await store.clear_user_memory(user_id)})
 
@@ -534,7 +488,8 @@ def serve(
         port=port,
         access_log=False,  # our own log line per request carries no query string
         log_config=None,
-        timeout_graceful_shutdown=int(cfg.graceful_timeout_s),
+        # Uvicorn hands it to asyncio.timeout, which takes a float: int() made 0.5 into 0.
+        timeout_graceful_shutdown=cast(int, cfg.graceful_timeout_s),
         lifespan="on",
     )
     uvicorn.Server(config).run()

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
+from memory_pg.service.history import DEFAULT_LIMIT, recent_history
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
@@ -109,8 +110,22 @@ def _compact(row: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(out, default=str, ensure_ascii=False))  # type: ignore[no-any-return]
 
 
-def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
-    """An MCP server with the memory tools; ``resolve`` says who each call acts for."""
+#: The tools that write: a read-only server does not offer them.
+WRITE_TOOLS = ("add_memory", "update_memory", "forget_memory")
+
+#: As for the HTTP routes' pages, with the lower ceiling of MCP's list tool.
+HISTORY_LIMIT = 100
+
+
+def build_server(
+    store: AsyncMemoryStore, resolve: Resolver, *, read_only: bool = False
+) -> MCPServer[Any]:
+    """An MCP server with the memory tools; ``resolve`` says who each call acts for.
+
+    ``read_only``: offer no tool that writes (:data:`WRITE_TOOLS`), for a server
+    whose every call is read-only (``memory-pg mcp --read-only``). Over HTTP the
+    token decides per call: a read-only token's writes are tool errors.
+    """
     server: MCPServer[Any] = MCPServer(
         name="memory-pg", instructions=INSTRUCTIONS, version="1", log_level="WARNING"
     )
@@ -241,11 +256,14 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
         memory_id: Annotated[
             str | None, Field(description="one memory's events; none: all of the user's")
         ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=HISTORY_LIMIT, description="only the latest this many events")
+        ] = DEFAULT_LIMIT,
     ) -> dict[str, Any]:
-        """Why a memory was added, replaced, merged or forgotten: its events, oldest first."""
+        """Why a memory was added, replaced, merged or forgotten: latest events, oldest first."""
         who = await resolve(ctx)
         async with typed_errors():
-            events = await store.history(memory_id, **who.scope)
+            events = await recent_history(store, who.user_id, who.agent_id, limit, memory_id)
         return {"events": json.loads(json.dumps(events, default=str, ensure_ascii=False))}
 
     @server.tool(annotations=read_only_hint)
@@ -264,6 +282,9 @@ def build_server(store: AsyncMemoryStore, resolve: Resolver) -> MCPServer[Any]:
     from memory_pg.service import mcp_relations  # issue 19
 
     mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
+    if read_only:
+        for name in WRITE_TOOLS:
+            server.remove_tool(name)
     return server
 
 
@@ -301,7 +322,7 @@ def run_stdio(
     async def main() -> None:
         await store.open()
         try:
-            await build_server(store, resolve).run_stdio_async()
+            await build_server(store, resolve, read_only=read_only).run_stdio_async()
         finally:
             await store.close()
 
@@ -365,7 +386,7 @@ class McpHttpApp:
             if info.is_admin:
                 raise PermissionDenied("an admin token has no user: MCP needs a user token")
         except (AuthenticationFailed, PermissionDenied) as exc:
-            from memory_pg.service.http import error_body, status_of
+            from memory_pg.service.responses import error_body, status_of
 
             body = json.dumps(error_body(type(exc).__name__, str(exc))).encode()
             await send(
@@ -381,7 +402,7 @@ class McpHttpApp:
             await send({"type": "http.response.body", "body": body})
             return
         except MemoryPgError as exc:
-            from memory_pg.service.http import error_body, status_of
+            from memory_pg.service.responses import error_body, status_of
 
             body = json.dumps(error_body(type(exc).__name__, str(exc))).encode()
             await send(

@@ -5,7 +5,8 @@ only its sha256 (``memory_pg_tokens.token_hash``): the token is printed once by
 ``memory-pg token create`` and cannot be read back. A token row fixes the user
 (and optionally the agent) of every request made with it; ``read_only`` tokens
 may not write; ``scope='admin'`` tokens are for maintenance across users and are
-never created unless an operator asks.
+never created unless an operator asks. An admin token that is also read-only is a
+monitoring token: it reads the admin stats and erases no one.
 
 Row-level security on the table (migration 0006): a transaction sees its tenant's
 tokens, and the one row whose hash it set in ``memory_pg.token_hash``.
@@ -14,6 +15,7 @@ tokens, and the one row whose hash it set in ``memory_pg.token_hash``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import uuid
@@ -34,7 +36,10 @@ from memory_pg.plans.write import parse_memory_id
 from memory_pg.sql.setup import set_tenant
 from memory_pg.tables import tokens as t
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
+    "MAX_LIFETIME",
     "TOKEN_PREFIX",
     "NewToken",
     "TokenInfo",
@@ -52,6 +57,10 @@ TOKEN_PREFIX = "mpg_"
 
 _SCOPES = ("user", "admin")
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+#: The longest lifetime a token may be given; leave the expiry out for one that never ends.
+MAX_LIFETIME = timedelta(days=100 * 365)
+#: What every refused token hears, whatever the reason (the log says which).
+_REFUSED = "a valid bearer token is required (Authorization: Bearer mpg_...)"
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _SETTINGS = StoreSettings()
 
@@ -94,13 +103,25 @@ def hash_token(token: str) -> str:
 
 
 def parse_duration(value: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``2w``, ``45s`` as a timedelta (positive)."""
+    """``90d``, ``12h``, ``30m``, ``2w``, ``45s`` as a timedelta (positive, at most 100 years)."""
     match = _DURATION.match(value)
+    if match and len(match.group(1)) > 9:  # past any lifetime (and int()'s digit limit)
+        raise InvalidArgument(
+            f"duration {value!r} is over 100 years (36500d); leave it out for no expiry"
+        )
     if not match or int(match.group(1)) <= 0:
         raise InvalidArgument(
             f"not a duration: {value!r}; write a positive number and a unit, e.g. 90d, 12h, 2w"
         )
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        duration = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    except OverflowError:
+        duration = timedelta.max
+    if duration > MAX_LIFETIME:
+        raise InvalidArgument(
+            f"duration {value!r} is over 100 years (36500d); leave it out for no expiry"
+        )
+    return duration
 
 
 def check_agent_id(agent_id: object) -> str | None:
@@ -186,6 +207,9 @@ def create_token(
 ) -> NewToken:
     """Create a token for ``user_id`` (an admin token: ``user_id`` names its operator).
 
+    ``admin`` with ``read_only``: a monitoring token, for the admin stats only.
+    ``expires_in``: at most :data:`MAX_LIFETIME`; None, never.
+
     The returned ``NewToken.token`` is the only copy of the token: print it once.
     """
     uid = check_user_id(user_id, _SETTINGS)
@@ -194,6 +218,8 @@ def create_token(
         raise InvalidArgument("an admin token has no agent")
     if expires_in is not None and expires_in <= timedelta(0):
         raise InvalidArgument("a token must expire in the future")
+    if expires_in is not None and expires_in > MAX_LIFETIME:
+        raise InvalidArgument("a token expires within 100 years, or never (expires_in=None)")
     if label is not None and (not isinstance(label, str) or len(label) > 200):
         raise InvalidArgument("a label is a text of at most 200 characters")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -235,23 +261,26 @@ def revoke_token(engine: Engine, user_id: str, token_id: str) -> bool:
 async def verify_token(engine: AsyncEngine, token: str | None) -> TokenInfo:
     """The live token row of a presented token, or :class:`AuthenticationFailed`.
 
-    Unknown, revoked and expired tokens fail alike to the caller (the message says
-    which, for the operator's logs). The clock is the database's.
+    Malformed, unknown, revoked and expired tokens fail alike to the caller, with
+    one message: which it was is logged (with the token's id where there is one,
+    never the token), for the operator. The clock is the database's.
     """
     if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
-        raise AuthenticationFailed(
-            "a valid bearer token is required (Authorization: Bearer mpg_...)"
-        )
+        logger.info("token refused: malformed")
+        raise AuthenticationFailed(_REFUSED)
     reveal, stmt = _lookup(hash_token(token))
     with translate_errors():
         async with engine.begin() as conn:
             await conn.execute(reveal)
             row = (await conn.execute(stmt)).first()
     if row is None:
-        raise AuthenticationFailed("unknown token")
+        logger.info("token refused: unknown")
+        raise AuthenticationFailed(_REFUSED)
     info = _info(row)
     if info.revoked_at is not None:
-        raise AuthenticationFailed("token revoked")
+        logger.info("token %s refused: revoked", info.id)
+        raise AuthenticationFailed(_REFUSED)
     if row._mapping["expired"]:
-        raise AuthenticationFailed("token expired")
+        logger.info("token %s refused: expired", info.id)
+        raise AuthenticationFailed(_REFUSED)
     return info

@@ -1,0 +1,133 @@
+"""The HTTP service's error responses: one body, ``{"error": {"type", "message"}}``, for all.
+
+Typed memory-pg errors get the status of :data:`STATUS`; a request that fails
+validation 422 (400 for malformed JSON); and what FastAPI and Starlette answer on
+their own (an unknown route 404, a wrong method 405, a body that cannot be parsed
+400) keeps its status but speaks the same body, so a client reads one shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from memory_pg.errors import (
+    AccessDenied,
+    AuthenticationFailed,
+    DatabaseUnavailable,
+    InvalidInput,
+    MemoryConflict,
+    MemoryNotFound,
+    MemoryPgError,
+    PermissionDenied,
+    QueryTimeout,
+    SchemaNotReady,
+    TenantViolation,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["STATUS", "add_handlers", "error_body", "status_of"]
+
+#: HTTP status of each typed error (the first class that matches, in this order).
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (AuthenticationFailed, 401),
+    (PermissionDenied, 403),
+    (TenantViolation, 403),
+    (MemoryNotFound, 404),
+    (MemoryConflict, 409),
+    (InvalidInput, 422),
+    (DatabaseUnavailable, 503),
+    (QueryTimeout, 503),
+    (SchemaNotReady, 503),
+    (AccessDenied, 503),
+)
+
+#: The error type of a status FastAPI or Starlette answer by themselves.
+_HTTP_TYPES = {
+    400: "BadRequest",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    413: "RequestTooLarge",
+}
+
+
+def status_of(exc: Exception) -> int:
+    """The HTTP status of a memory-pg error (500 for one with no mapping)."""
+    for cls, code in STATUS:
+        if isinstance(exc, cls):
+            return code
+    return 500
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    """The JSON body of every error response."""
+    return {"error": {"type": kind, "message": message}}
+
+
+def _http_message(request: Request, exc: HTTPException) -> str:
+    if exc.status_code == 404:
+        return f"no route {request.method} {request.url.path}"
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow")
+        return f"{request.method} is not allowed on {request.url.path}" + (
+            f" (allowed: {allowed})" if allowed else ""
+        )
+    if _unparsed(exc):
+        return "the request body could not be parsed as JSON (too deeply nested?)"
+    return str(exc.detail)
+
+
+def _unparsed(exc: HTTPException) -> bool:
+    # FastAPI's answer to a body its JSON parser gave up on (valid JSON nested too
+    # deeply lands here, not in json_invalid): malformed JSON to a client.
+    return exc.status_code == 400 and exc.detail == "There was an error parsing the body"
+
+
+def add_handlers(app: FastAPI) -> None:
+    """Answer every error of ``app`` with :func:`error_body`."""
+
+    @app.exception_handler(MemoryPgError)
+    async def typed(request: Request, exc: MemoryPgError) -> JSONResponse:
+        code = status_of(exc)
+        headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
+        if code >= 500:
+            logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+        return JSONResponse(
+            error_body(type(exc).__name__, str(exc)), status_code=code, headers=headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        malformed = any(e.get("type") == "json_invalid" for e in errors)
+        parts = []
+        for e in errors[:10]:
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {e.get('msg')}")
+        kind = "MalformedJSON" if malformed else "InvalidRequest"
+        return JSONResponse(
+            error_body(kind, "; ".join(parts)), status_code=400 if malformed else 422
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        kind = "MalformedJSON" if _unparsed(exc) else _HTTP_TYPES.get(exc.status_code, "HTTPError")
+        return JSONResponse(
+            error_body(kind, _http_message(request, exc)),
+            status_code=exc.status_code,
+            headers=exc.headers,
+        )
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette logs the traceback after this answer; the client gets the shape only.
+        return JSONResponse(
+            error_body("InternalError", "the service failed; its log says why"),
+            status_code=500,
+        )

@@ -1,0 +1,110 @@
+"""The service's commands (``serve``, ``token create``) as the installed ``memory-pg`` runs them."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.acceptance.test_cli import run
+from tests.service.conftest import start_service, stop_service
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "flag"),
+    [
+        (["serve", "--port", "x"], {}, "--port"),
+        (["serve", "--port", "70000"], {}, "--port"),
+        ([], {"MEMORY_PG_PORT": "x"}, "--port"),
+        (["serve", "--max-body-bytes", "1MiB"], {}, "--max-body-bytes"),
+        ([], {"MEMORY_PG_MAX_BODY_BYTES": "1MiB"}, "--max-body-bytes"),
+        (["serve", "--graceful-timeout", "soon"], {}, "--graceful-timeout"),
+        (["serve", "--graceful-timeout", "-1"], {}, "--graceful-timeout"),
+        (["serve", "--graceful-timeout", "nan"], {}, "--graceful-timeout"),
+        (["token", "create", "--user", "ops", "--expires", "999999999d"], {}, "--expires"),
+        (["token", "create", "--user", "ops", "--expires", "99999999999w"], {}, "--expires"),
+        (["token", "create", "--user", "ops", "--expires", "soon"], {}, "--expires"),
+    ],
+)
+def test_a_bad_option_value_is_a_usage_error_not_a_traceback(args, env, flag):
+    proc = run(args or ["serve"], env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "usage:" in proc.stderr and flag in proc.stderr
+
+
+def test_a_read_only_admin_token_is_a_monitoring_token(service, fresh_user):
+    victim = fresh_user("olga")
+    with service.client(service.token(victim).token) as c:
+        assert c.post("/v1/memories", json={"text": "olga's note"}).status_code == 201
+    env = {"MEMORY_PG_DATABASE_URL": service.db_url}
+    out = run(["token", "create", "--user", "ops", "--admin", "--read-only"], env).stdout
+    token = out.splitlines()[0]
+    assert "admin, read-only" in out
+    with service.client(token) as admin:
+        assert admin.get("/v1/admin/stats").status_code == 200
+        r = admin.delete(f"/v1/admin/users/{victim}")
+        assert r.status_code == 403 and r.json()["error"]["type"] == "PermissionDenied"
+    with service.client(service.token(victim).token) as c:
+        assert c.get("/v1/stats").json()["memories"] == 1
+
+
+def test_a_graceful_timeout_under_a_second_is_honoured(service_db, tmp_path, fresh_user):
+    from sqlalchemy import create_engine
+
+    from memory_pg.service.tokens import create_token
+
+    engine = create_engine(service_db)
+    try:
+        token = create_token(engine, fresh_user("pia")).token
+    finally:
+        engine.dispose()
+    svc = start_service(
+        service_db, tmp_path / "graceful.log", "--no-mcp", "--graceful-timeout", "0.9"
+    )
+    body = json.dumps({"text": "Pia books the meeting room for Friday"})
+    head, tail = body[:10].encode(), body[10:].encode()
+    sent, release = threading.Event(), threading.Event()
+
+    def slow_body():
+        yield head
+        sent.set()
+        release.wait()
+        yield tail
+
+    result: dict[str, object] = {}
+
+    def post() -> None:
+        try:
+            with httpx.Client(base_url=svc.base_url, timeout=60) as c:
+                r = c.post(
+                    "/v1/memories",
+                    content=slow_body(),
+                    headers={
+                        "Authorization": "Bearer " + token,
+                        "content-type": "application/json",
+                    },
+                )
+                result["status"] = r.status_code
+        except httpx.HTTPError as exc:
+            result["error"] = repr(exc)
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    try:
+        assert sent.wait(60)
+        svc.process.send_signal(signal.SIGTERM)
+        # Past where a timeout cut to 0 s cancels the request, well within 0.9 s.
+        time.sleep(0.4)
+        release.set()
+        thread.join(60)
+        code = svc.process.wait(timeout=60)
+    finally:
+        release.set()
+        stop_service(svc)
+    assert result.get("status") == 201, (result, svc.log.read_text(errors="replace")[-2000:])
+    assert code in (0, -signal.SIGTERM)
