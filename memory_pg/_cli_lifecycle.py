@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from memory_pg.cli import CliContext
 
 
-def _env_flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
+    """A yes/no variable: 1, true, yes or on (any case) is yes."""
     return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
@@ -49,7 +50,7 @@ def where(value: str) -> str:
     return f"{value.name}={str(value)!r}" if isinstance(value, EnvDefault) else repr(value)
 
 
-def _number_type(kind: type[int] | type[float]) -> Any:
+def number_type(kind: type[int] | type[float]) -> Any:
     noun = "a whole number" if kind is int else "a number"
 
     def convert(value: str) -> float:
@@ -73,7 +74,7 @@ def _env_number(
     shown = "" if default is None else f", default {default:g}"
     parser.add_argument(
         flag,
-        type=_number_type(kind),
+        type=number_type(kind),
         default=env_default(env, default),
         help=f"{help_text} (env {env}{shown})",
     )
@@ -86,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p = subparsers.add_parser("history", help="lifecycle events of a user or one memory")
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
     p.add_argument("--memory", default=None, help="only this memory id")
-    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     p.set_defaults(handler=cmd_history)
 
     p = subparsers.add_parser(
@@ -96,10 +97,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        default=_env_flag("MEMORY_PG_DRY_RUN"),
+        default=env_flag("MEMORY_PG_DRY_RUN"),
         help="count, delete nothing (env MEMORY_PG_DRY_RUN=1)",
     )
-    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     for flag, kind, env, default, help_text in (
         ("--batch-size", int, "MEMORY_PG_FORGET_BATCH_SIZE", 1000, "rows per delete transaction"),
         (
@@ -151,7 +152,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     turns.add_argument(
         "--keep-consumed-turns",
         action="store_true",
-        default=_env_flag("MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS"),
+        default=env_flag("MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS"),
         help="keep compacted dialogue turns in the buffer "
         "(env MEMORY_PG_FORGET_KEEP_CONSUMED_TURNS=1)",
     )
@@ -161,8 +162,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "consolidate", help="merge near-duplicate fragments into summaries (cron: weekly)"
     )
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
-    p.add_argument("--dry-run", action="store_true", default=_env_flag("MEMORY_PG_DRY_RUN"))
-    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument("--dry-run", action="store_true", default=env_flag("MEMORY_PG_DRY_RUN"))
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     _env_number(
         p,
         "--threshold",
@@ -174,7 +175,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--offline",
         action="store_true",
-        default=_env_flag("MEMORY_PG_CONSOLIDATE_OFFLINE"),
+        default=env_flag("MEMORY_PG_CONSOLIDATE_OFFLINE"),
         help="merge without the LLM even when MEMORY_PG_LLM_* is set "
         "(env MEMORY_PG_CONSOLIDATE_OFFLINE=1)",
     )
@@ -185,9 +186,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
     p.add_argument(
-        "--yes", action="store_true", default=_env_flag("MEMORY_PG_YES"), help="do not ask"
+        "--yes", action="store_true", default=env_flag("MEMORY_PG_YES"), help="do not ask"
     )
-    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     p.set_defaults(handler=cmd_erase)
 
     p = subparsers.add_parser("reembed", help="re-embed every memory with another model")
@@ -197,7 +198,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="target model (env MEMORY_PG_REEMBED_MODEL)",
     )
     _env_number(p, "--batch-size", int, "MEMORY_PG_REEMBED_BATCH_SIZE", 256, "rows per transaction")
-    p.add_argument("--json", action="store_true", default=_env_flag("MEMORY_PG_JSON"))
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     p.set_defaults(handler=cmd_reembed)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import IO, Any
 
+from memory_pg._cli_lifecycle import EnvDefault, env_default, env_flag, number_type
 from memory_pg.errors import InvalidArgument, MemoryPgError
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,22 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name) or default
+
+
+def _verbosity() -> int:
+    """``MEMORY_PG_VERBOSE``: a count (0, 1, 2), or info / debug; anything else is
+    ignored with a warning (every command reads it: it must not stop them all)."""
+    value = (_env("MEMORY_PG_VERBOSE") or "0").strip().lower()
+    words = {"info": 1, "debug": 2, "true": 1, "yes": 1, "on": 1, "false": 0, "no": 0, "off": 0}
+    if value.isdigit():
+        return int(value)
+    if value in words:
+        return words[value]
+    print(
+        f"memory-pg: warning: MEMORY_PG_VERBOSE={value!r} ignored (0, 1, 2, info or debug)",
+        file=sys.stderr,
+    )
+    return 0
 
 
 class CliContext:
@@ -139,7 +156,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        default=_env("MEMORY_PG_JSON") == "1",
+        default=env_flag("MEMORY_PG_JSON"),
         help="print JSON (env MEMORY_PG_JSON=1)",
     )
 
@@ -150,7 +167,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
     from memory_pg import schema
 
-    dim = int(args.embedding_dim) if args.embedding_dim else None
+    dim = args.embedding_dim
     if args.sql:
         ctx.out.write(schema.offline_sql(args.revision, embedding_dim=dim))
         return 0
@@ -197,7 +214,7 @@ def _cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
         metadata,
         user_id=require_user(args),
         topic=args.topic,
-        importance=float(args.importance) if args.importance is not None else None,
+        importance=args.importance,
         event_time=event_time,
     )
     ctx.emit({"id": memory_id} if args.json else memory_id, args.json)
@@ -207,7 +224,7 @@ def _cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
 def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     results = ctx.store().search(
         args.query,
-        top_k=int(args.top_k),
+        top_k=args.top_k,
         user_id=require_user(args),
         memory_types=args.type or None,
         as_of=_time_arg(args.as_of, "--as-of") if args.as_of else None,
@@ -315,14 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--auto-migrate",
         action="store_true",
-        default=_env("MEMORY_PG_AUTO_MIGRATE") == "1",
+        default=env_flag("MEMORY_PG_AUTO_MIGRATE"),
         help="migrate a URL database on open (env MEMORY_PG_AUTO_MIGRATE=1)",
     )
     parser.add_argument(
         "-v",
         "--verbose",
         action="count",
-        default=int(_env("MEMORY_PG_VERBOSE", "0") or 0),
+        default=_verbosity(),
         help="more logging (-v info, -vv debug; env MEMORY_PG_VERBOSE)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -342,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sql", action="store_true", help="print the SQL, touch nothing")
     p.add_argument(
         "--embedding-dim",
-        default=_env("MEMORY_PG_EMBEDDING_DIM"),
+        type=number_type(int),
+        default=env_default("MEMORY_PG_EMBEDDING_DIM"),
         help="vector dimension for a new schema (env MEMORY_PG_EMBEDDING_DIM; default 384)",
     )
     add_json_flag(p)
@@ -356,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="memory type (env MEMORY_PG_MEMORY_TYPE, default dialogue)",
     )
     p.add_argument("--topic", default=None, help="topic key a later memory may supersede")
-    p.add_argument("--importance", default=None, help="0..1")
+    p.add_argument("--importance", type=number_type(float), default=None, help="0..1")
     p.add_argument("--metadata", default=None, help="a JSON object")
     p.add_argument("--event-time", default=None, help="ISO 8601 time with zone")
     _add_user_flag(p)
@@ -365,7 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="find a user's memories")
     p.add_argument("query")
-    p.add_argument("--top-k", default=_env("MEMORY_PG_TOP_K", "5"), help="env MEMORY_PG_TOP_K")
+    p.add_argument(
+        "--top-k",
+        type=number_type(int),
+        default=env_default("MEMORY_PG_TOP_K", 5),
+        help="env MEMORY_PG_TOP_K",
+    )
     p.add_argument("--type", action="append", help="only this memory type (repeatable)")
     p.add_argument("--as-of", default=None, help="what was current at this ISO 8601 time")
     p.add_argument(
@@ -435,8 +458,9 @@ def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
             action.default = [v.strip() for v in value.split(",") if v.strip()]
         elif action.default is None or isinstance(action.default, (str, int, float)):
             # A string default goes through the option's type when the arguments are
-            # parsed: a bad value is a usage error (exit 2), not a traceback here.
-            action.default = value
+            # parsed: a bad value is a usage error (exit 2) naming the variable, not a
+            # traceback here.
+            action.default = EnvDefault(value, generic)
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
@@ -459,6 +483,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 2
     except MemoryPgError as exc:
+        print(f"memory-pg: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a file to import or export to: missing, unwritable
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 1
     finally:

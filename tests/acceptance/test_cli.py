@@ -114,6 +114,12 @@ def test_bad_input_exits_1_with_a_clear_message(db_url):
     assert proc.returncode == 1 and "unknown memory type" in proc.stderr
     proc = run(["search", "x"], env, check=False)
     assert proc.returncode == 2 and "--user" in proc.stderr  # usage, as in every command
+    # A file that cannot be written or read: a clear error, not a traceback.
+    proc = run(["export", "--user", "alice", "-o", "/nonexistent/dir/x.jsonl"], env, check=False)
+    assert proc.returncode == 1 and "No such file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = run(["import", "/nonexistent/x.jsonl", "--user", "alice"], env, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
 
 
 def test_env_fallbacks_replace_flags(db_url):

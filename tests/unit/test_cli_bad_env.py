@@ -72,3 +72,51 @@ def test_a_hermes_home_that_cannot_be_written_is_a_clear_error(capsys, tmp_path:
     assert err.startswith("memory-pg: error: cannot install the plugin under")
     assert str(a_file) in err and "--hermes-home" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "db", "--user", "a", "--top-k", "abc"],
+        ["add", "x", "--user", "a", "--importance", "high"],
+        ["migrate", "--sql", "--embedding-dim", "abc"],
+    ],
+)
+def test_a_bad_number_option_is_a_usage_error(capsys, argv):
+    with pytest.raises(SystemExit) as exited:
+        main(["--database-url", DOWN_URL, *argv], out=io.StringIO())
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a" in err and "Traceback" not in err
+
+
+def test_a_bad_top_k_variable_names_itself_and_a_good_one_applies(monkeypatch, capsys):
+    from memory_pg.cli import build_parser
+
+    monkeypatch.setenv("MEMORY_PG_TOP_K", "many")
+    with pytest.raises(SystemExit):
+        main(["--database-url", DOWN_URL, "search", "db", "--user", "a"], out=io.StringIO())
+    assert "MEMORY_PG_TOP_K='many'" in capsys.readouterr().err
+    monkeypatch.setenv("MEMORY_PG_TOP_K", "7")
+    assert build_parser().parse_args(["search", "db"]).top_k == 7
+
+
+@pytest.mark.parametrize(("value", "level"), [("2", 2), ("debug", 2), ("info", 1), ("loud", 0)])
+def test_memory_pg_verbose_never_stops_a_command(monkeypatch, capsys, value, level):
+    from memory_pg.cli import build_parser
+
+    monkeypatch.setenv("MEMORY_PG_VERBOSE", value)
+    assert build_parser().parse_args(["migrate", "--sql"]).verbose == level
+    out = io.StringIO()
+    assert main(["migrate", "--sql"], out=out) == 0
+    assert "CREATE TABLE" in out.getvalue()
+
+
+@pytest.mark.parametrize("value", ["true", "1", "yes"])
+def test_memory_pg_json_takes_the_same_words_in_every_command(monkeypatch, value):
+    from memory_pg.cli import build_parser
+
+    monkeypatch.setenv("MEMORY_PG_JSON", value)
+    parser = build_parser()
+    assert parser.parse_args(["search", "db"]).json is True
+    assert parser.parse_args(["forget"]).json is True
