@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         default="default",
         help="comma list of ranking variants to run on the same data: default, "
-        "vector-only, lexical-only, rrf-only, or weights w<rrf>_<sim>_<lex>[c<context>]",
+        "vector-only, lexical-only, rrf-only, no-dialogue, "
+        "or weights w<rrf>_<sim>_<lex>[c<context>]",
     )
     p.add_argument(
         "--expand",
@@ -257,6 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="JSON result file")
     p.add_argument("--limit", type=int, default=None, help="first N conversations only")
     p.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="leave out the first N conversations (report on the others: a held-out split)",
+    )
+    p.add_argument(
         "--one-user",
         action="store_true",
         help="write every conversation to one user (a heavy user: more memories than the "
@@ -266,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    data = data[args.skip :]
     if args.limit:
         data = data[: args.limit]
     tmp = None
@@ -416,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "locomo evidence retrieval",
         "data": os.path.relpath(args.data, REPO),
         "conversations": len(data),
+        "skipped": args.skip,
         "memories": n_memories,
         "unit": args.unit,
         "one_user": args.one_user,
@@ -475,6 +484,8 @@ VARIANTS = {
     "vector-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=1.0, lexical_weight=0.0),
     "lexical-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=0.0, lexical_weight=1.0),
     "rrf-only": lambda b: replace(b, rrf_weight=1.0, similarity_weight=0.0, lexical_weight=0.0),
+    # Questions and their answers not weighed (the ranking before 2026-12-05).
+    "no-dialogue": lambda b: replace(b, question_discount=0.0, answer_share=0.0),
 }
 
 

@@ -8,6 +8,7 @@ numbers.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from memory_pg.config import RankingSettings
@@ -15,7 +16,10 @@ from memory_pg.config import RankingSettings
 __all__ = [
     "MAX_E_FOLDS",
     "MAX_HALVINGS",
+    "QUESTION_PATTERN",
+    "asks",
     "bm25",
+    "dialogue_score",
     "final_score",
     "fused_rrf",
     "idf",
@@ -172,3 +176,25 @@ def final_score(
     )
     most = 1.0 + s.recency_weight + s.importance_weight + s.reinforcement_weight
     return relevance_value * boost / most
+
+
+#: A memory that asks a question: its text ends with a question mark (ASCII or
+#: full-width), blanks after it aside. The search statement uses the same pattern.
+QUESTION_PATTERN = r"[?？][[:space:]]*$"
+_QUESTION = re.compile(r"[?？]\s*$")
+
+
+def asks(text: str) -> bool:
+    """Whether a memory's text asks a question (:data:`QUESTION_PATTERN`)."""
+    return _QUESTION.search(text) is not None
+
+
+def dialogue_score(
+    score: float, question: bool, answer_score: float | None, s: RankingSettings
+) -> float:
+    """A score after the turns of a conversation are weighed: a question loses
+    ``question_discount`` of it; the turn answering a question ranks at least
+    ``answer_score`` (``answer_share`` of that question's score)."""
+    if question:
+        score *= 1.0 - s.question_discount
+    return max(score, answer_score or 0.0)

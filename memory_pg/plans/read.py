@@ -54,6 +54,7 @@ SCORE_PARTS = (
     "importance",
     "reinforcement",
     "readability",
+    "answer_score",
     "time_match",
 )
 

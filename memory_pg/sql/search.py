@@ -26,7 +26,6 @@ from sqlalchemy import (
     func,
     literal,
     null,
-    or_,
     select,
     update,
 )
@@ -43,7 +42,7 @@ from memory_pg.scoring import (
     MAX_HALVINGS,
     TIME_MAX_SPANS,
 )
-from memory_pg.sql import lexical
+from memory_pg.sql import dialogue, lexical
 from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MAX_ACCESS_COUNT, MEMORY_COLUMNS, current_conditions, visible_to
 from memory_pg.tables import memories
@@ -518,16 +517,15 @@ def build_search(shape: SearchShape) -> Select[Any]:
         score = score * (1.0 + literal(rs.time_weight) * time_match) / literal(1.0 + rs.time_weight)
         extra.append(time_match.label("time_match"))
     heavy = (held if held is not None else cast(null(), Boolean)).label("user_heavy")
-    stmt = select(*parts.c, *extra, heavy, score.label("score"))
     gates = []
     if shape.min_similarity:
         # The similarity of a query the model cannot read is no evidence of relevance.
         gates.append(parts.c.similarity * parts.c.readability >= _P_MIN_SIMILARITY)
     if shape.min_lexical:
         gates.append(parts.c.lexical >= _P_MIN_LEXICAL)
-    if gates:
-        stmt = stmt.where(or_(*gates))
-    stmt = stmt.order_by(score.desc(), parts.c.event_time.desc(), parts.c.id).limit(_P_TOP_K)
+    stmt = dialogue.questions_answered(
+        parts, [*extra, heavy], score, gates, rs, user_id=_P_USER_ID, top_k=_P_TOP_K
+    )
     if not shape.touch:
         return stmt
     ranked = stmt.cte("ranked")

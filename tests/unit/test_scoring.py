@@ -122,3 +122,20 @@ def test_a_time_named_in_the_query_favours_memories_in_its_span() -> None:
     assert scoring.time_boost(0.0, s) == pytest.approx(1 / (1 + s.time_weight))
     # Soft: a far clearly more relevant memory can still beat an in-span barely relevant one.
     assert 0.9 * scoring.time_boost(0.0, s) > 0.3 * scoring.time_boost(1.0, s)
+
+
+def test_a_question_is_a_text_ending_with_a_question_mark() -> None:
+    from memory_pg.scoring import asks
+
+    assert asks("What are their names?") and asks("他们叫什么名字？  ")
+    assert not asks("Luna and Oliver!") and not asks("Is it? Yes, it is.")
+
+
+def test_a_question_loses_a_share_and_its_answer_ranks_on_it() -> None:
+    from memory_pg.config import RankingSettings
+    from memory_pg.scoring import dialogue_score
+
+    s = RankingSettings(question_discount=0.2, answer_share=0.9)
+    assert dialogue_score(0.5, True, None, s) == pytest.approx(0.4)
+    assert dialogue_score(0.3, False, 0.45, s) == pytest.approx(0.45)
+    assert dialogue_score(0.6, False, 0.45, s) == pytest.approx(0.6)
