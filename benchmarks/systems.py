@@ -331,7 +331,7 @@ class MemoryPg:
 
         conds = sql_search.filter_conditions(user, sql_search.SearchFilters())
         en_any, en_own, cjk_any, cjk_own = term_queries(query)
-        leg = sql_lexical.lexical_leg(conds, bool(en_any), bool(cjk_any), self.store.ranking)
+        leg, _ = sql_lexical.lexical_leg(conds, bool(en_any), bool(cjk_any), self.store.ranking)
         stmt = select(leg.c.id).order_by(leg.c.rank)
         words = {"lex_en_any": en_any, "lex_en_own": en_own}
         words.update(lex_cjk_any=cjk_any, lex_cjk_own=cjk_own)
