@@ -329,6 +329,11 @@ def _failed(items: Sequence[DialogueItem], exc: Exception) -> CompactionResult:
         reason,
     )
     logger.debug("uncompacted dialogue: %r", items)
+    return _kept_raw(items, reason)
+
+
+def _kept_raw(items: Sequence[DialogueItem], reason: str) -> CompactionResult:
+    """A result that keeps ``items`` as they are (``uncompacted``), saying why."""
     return {
         "user_profile": [],
         "project_status": [],
@@ -438,14 +443,7 @@ def raw_memories(
     What is written when the store refused the compacted memories of a batch, so
     the buffer still drains. ``reason`` says why and must hold no user text.
     """
-    kept: CompactionResult = {
-        "user_profile": [],
-        "project_status": [],
-        "key_decisions": [],
-        "todos": [],
-        "uncompacted": [_format_turn(item) for item in items],
-        "errors": [reason],
-    }
+    kept = _kept_raw(items, reason)
     return to_memories(kept, source="failed", max_text_chars=max_text_chars)
 
 
