@@ -69,3 +69,25 @@ def extra_database(raw: psycopg.Connection[Any], template: str) -> Iterator[str]
         yield name
     finally:
         raw.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@contextlib.contextmanager
+def database_closed(pg_server: Any, dbname: str) -> Iterator[None]:
+    """While open, the test's database refuses connections and its sessions are ended
+    (what a store meets when PostgreSQL goes down); reopened on the way out."""
+    name = sql.Identifier(dbname)
+    admin = psycopg.connect(
+        host=pg_server.host, port=pg_server.port, user=pg_server.user, dbname="postgres"
+    )
+    admin.autocommit = True
+    try:
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        )
+        yield
+    finally:
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(name))
+        admin.close()

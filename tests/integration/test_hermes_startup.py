@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import psycopg
 import pytest
 from psycopg import sql
 
@@ -27,6 +26,7 @@ memory_manager = pytest.importorskip(
 from memory_pg import _cli_hermes  # noqa: E402
 from memory_pg.errors import InvalidUserId  # noqa: E402
 from memory_pg.integrations.hermes import MemoryPgProvider  # noqa: E402
+from tests.integration._security_support import database_closed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FRESH = Path(__file__).with_name("hermes_fresh.py")
@@ -237,22 +237,8 @@ def test_a_turn_that_cannot_be_saved_is_told_to_the_user(make_store, postgresql,
     warnings: list[str] = []
     provider = MemoryPgProvider(store, compact_threshold=100)
     manager = manager_with(provider, user_id="alice", warning_callback=warnings.append)
-    name = sql.Identifier(postgresql.info.dbname)
-    admin = psycopg.connect(
-        host=pg_server.host, port=pg_server.port, user=pg_server.user, dbname="postgres"
-    )
-    admin.autocommit = True
-    try:
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (postgresql.info.dbname,),
-        )
+    with database_closed(pg_server, postgresql.info.dbname):
         manager.sync_all("We decided to use PostgreSQL", "Noted.", session_id="session-1")
         assert manager.flush_pending(timeout=HANG_GUARD_S)
-    finally:
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(name))
-        admin.close()
     [warning] = warnings
     assert "could not save this turn" in warning and "DatabaseUnavailable" in warning

@@ -12,9 +12,7 @@ import json
 import logging
 from typing import Any
 
-import psycopg
 import pytest
-from psycopg import sql
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import CompactedMemory, MemoryCompactor
@@ -26,6 +24,7 @@ from tests.fake_openai import (
     fake_openai_fixture,  # noqa: F401
     reply,
 )
+from tests.integration._security_support import database_closed
 
 LONG_REPLY = "这是一个很长的回答。" * 1000  # 10,000 characters, over max_text_chars
 LONG_PASTE = "请看这段日志：" + "x" * 9000
@@ -74,23 +73,9 @@ def test_the_agent_answers_while_the_database_is_down(store, postgresql, pg_serv
     store.add_memory("使用 PostgreSQL 作为数据库", "key_decision", topic="database")
     agent = Agent("answer")
     bot = MemoryWrapper(agent, store)
-    name = sql.Identifier(postgresql.info.dbname)
-    admin = psycopg.connect(
-        host=pg_server.host, port=pg_server.port, user=pg_server.user, dbname="postgres"
-    )
-    admin.autocommit = True
-    try:
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (postgresql.info.dbname,),
-        )
+    with database_closed(pg_server, postgresql.info.dbname):
         with caplog.at_level(logging.WARNING, logger="memory_pg.wrapper"):
             assert bot.chat("数据库选型？") == "answer"
-    finally:
-        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(name))
-        admin.close()
     assert len(agent.prompts) == 1 and MEMORY_HEADER not in agent.prompts[0]
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert "DatabaseUnavailable" in logged and "数据库选型" not in logged
