@@ -179,9 +179,12 @@ def final_score(
 
 
 #: A memory that asks a question: its text ends with a question mark (ASCII or
-#: full-width), blanks after it aside. The search statement uses the same pattern.
-QUESTION_PATTERN = r"[?？][[:space:]]*$"
-_QUESTION = re.compile(r"[?？]\s*$")
+#: full-width), blanks after it aside. The search statement uses the same pattern,
+#: so the blanks are spelled out (the characters themselves, not ``\s``, whose
+#: meaning in PostgreSQL follows the database's locale): space, tab, new lines,
+#: no-break space, ideographic space.
+QUESTION_PATTERN = "[?？][ \t\n\r\f\v\u00a0\u3000]*$"
+_QUESTION = re.compile(QUESTION_PATTERN)
 
 
 def asks(text: str) -> bool:

@@ -394,18 +394,18 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
     if kept_out:
         # The unique index of current texts kept these out. Where its row is one whose
         # expiry has passed, that row is retired and the new one goes in.
-        retired = 0
         for private in sorted({r.private for r in kept_out}):
             pairs = sorted(
                 {(r.memory_type, r.content_hash) for r in kept_out if r.private == private}
             )
-            result = yield memories.retire_expired(
+            yield memories.retire_expired(
                 user_id, pairs, private=private, agent_id=rows[0].agent_id
             )
-            retired += len(result)
-        if retired:
-            result = yield memories.insert_memories(kept_out)
-            inserted.update(r["memory_id"] for r in result)
+        # Again, whether or not one was retired here: a forget or a delete may have
+        # taken the expired row away since the first insert (ON CONFLICT takes no
+        # lock), and then nothing holds the text any more.
+        result = yield memories.insert_memories(kept_out)
+        inserted.update(r["memory_id"] for r in result)
     # A repeat of an earlier row of this batch, now stored.
     repeats = {target: v for target, v in merged.items() if target in batch}
     if repeats:
@@ -454,15 +454,19 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
         resolved.update(
             {(f["memory_type"], f["content_hash"], private): f["id"] for f in rows_found}
         )
+    unresolved = [r for r in missing if (r.memory_type, r.content_hash, r.private) not in resolved]
+    if unresolved:
+        # Kept out by a memory that is gone now (erased while this write ran): never an
+        # id of nothing. The transaction rolls back; the write can be made again.
+        raise MemoryConflict(
+            "a memory with the same text was erased while this write ran: nothing was "
+            "written; write it again"
+        )
     # Again after the writes: a reembed that swapped the model while this transaction
     # waited is visible now, and its swap waits for this transaction (table locks).
     yield from plan_model_unchanged(writer.model)
     return [
-        str(
-            resolved.get((r.memory_type, r.content_hash, r.private), i)
-            if r.id in missing_ids
-            else i
-        )
+        str(resolved[(r.memory_type, r.content_hash, r.private)] if r.id in missing_ids else i)
         for r, i in zip(rows, ids, strict=True)
     ]
 

@@ -70,3 +70,18 @@ def test_the_sql_score_is_the_scoring_modules(store: Any) -> None:
         )
         expected = scoring.dialogue_score(plain, hit["question"], hit["answer_score"], ranking)
         assert hit["score"] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "好吗？\u3000",  # an ideographic space after it
+        "Names of the cats?\u00a0",  # a no-break space
+        "Names of the cats?\x1c",  # a separator, not a blank
+        "Is it? Yes, it is.",
+    ],
+)
+def test_postgresql_and_python_agree_on_what_asks(store: Any, text: str) -> None:
+    store.add_memory(text)
+    [hit] = store.search(text, top_k=1, track_access=False)
+    assert hit["question"] is scoring.asks(text)

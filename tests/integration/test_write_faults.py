@@ -127,3 +127,25 @@ def _waiting_on_a_lock(conn: Any) -> bool:
             )
         ).scalar()
     )
+
+
+def test_a_twin_that_forget_removes_mid_write_still_leaves_the_new_memory(
+    store: Any, raw: Any, monkeypatch: Any
+) -> None:
+    from memory_pg.jobs.forget import forget
+    from memory_pg.sql import memories as sql_memories
+
+    old = store.add_memory("Alice's locker code is 4711", "key_decision")
+    _expire(raw, old)
+    retire = sql_memories.retire_expired
+
+    def forget_first(*args: Any, **kwargs: Any) -> Any:
+        # After the insert the expired twin kept out, before it is retired: a forget
+        # run removes that twin and commits (ON CONFLICT locked nothing).
+        assert forget(store.engine, user_id="alice").deleted == 1
+        return retire(*args, **kwargs)
+
+    monkeypatch.setattr(sql_memories, "retire_expired", forget_first)
+    new = store.add_memory("Alice's locker code is 4711", "key_decision")
+    assert new != old and store.get(new)["text"] == "Alice's locker code is 4711"
+    assert _current(store) == ["Alice's locker code is 4711"]
