@@ -66,23 +66,21 @@ def questions_answered(
             .order_by(kept.desc(), ranked.c.event_time.desc(), ranked.c.id)
             .limit(top_k)
         )
-    # Each question's next turn, looked up by the (user_id, dst) index once per
-    # question (a correlated subquery): joined, the planner could read all of the
-    # user's links instead.
-    follower = (
-        select(ml.c.src)
+    # Each question's next turns (one, unless two writes raced), looked up by the
+    # (user_id, dst) index once per question (a correlated subquery): joined, the
+    # planner could read all of the user's links instead.
+    followers = (
+        select(func.array_agg(ml.c.src))
         .where(
             ml.c.user_id == user_id,
             ml.c.dst == asked.c.id,
             ml.c.relation == literal("follows", Text),
         )
-        .order_by(ml.c.src)
-        .limit(1)
         .correlate(asked)
         .scalar_subquery()
     )
     answered = (
-        select(follower.label("id"), asked.c.plain_score)
+        select(func.unnest(followers).label("id"), asked.c.plain_score)
         .where(asked.c.question)
         .subquery("answered")
     )
@@ -91,8 +89,6 @@ def questions_answered(
             answered.c.id,
             (func.max(answered.c.plain_score) * literal(rs.answer_share, Float)).label("lent"),
         )
-        # A question that nothing follows groups under NULL, which joins no row (a
-        # filter here would be pushed into the scan and look every question up twice).
         .group_by(answered.c.id)
         # Worked out once: as a subquery the planner, which takes the candidates for
         # one row, ran it again for each of them (LoCoMo: 0.95 s a search).
