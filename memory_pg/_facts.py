@@ -145,11 +145,12 @@ def _obj(name: str) -> str:
     return "(?P<" + name + ">" + _OBJ_BODY + ")"
 
 
+# Each may take 了 ("数据库换成了 PostgreSQL", the most common way to say it).
 _ZH_VERB_NEW = (
     r"(?:改用|换成|换用|改成|改为|改到|改在|换到|切换到|切换成|切到|迁移到|迁到|转到|转用"
-    r"|替换成|替换为)"
+    r"|替换成|替换为)了?"
 )
-_ZH_MOVE = r"(?:搬到|搬去|搬家到|搬回|移居到?|定居到?)"
+_ZH_MOVE = r"(?:搬到|搬去|搬家到|搬回|移居到?|定居到?)了?"
 _EN_SWITCH = (
     r"switch(?:ed|ing)?|chang(?:e|ed|ing)|mov(?:e|ed|ing)|migrat(?:e|ed|ing)"
     r"|transition(?:ed|ing)?"
@@ -193,8 +194,10 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "subject_new",
         re.compile(
-            r"(?P<subj>^|.*?)\b(?:" + _EN_SWITCH + r")(?:\s+(?:it|over|everything|them))?"
-            r"\s+to\s+(?:the\s+)?" + _obj("new"),
+            # What was switched may stand between ("switched the database to X"): it
+            # names the subject as the words before the verb do.
+            r"(?P<subj>^|.*?)\b(?:" + _EN_SWITCH + r")(?P<mid>(?:\s+(?:it|over|everything|them))?"
+            r"(?:\s+(?!to\b)[\w-]+){0,3}?)\s+to\s+(?:the\s+)?" + _obj("new"),
             re.IGNORECASE,
         ),
     ),
@@ -228,7 +231,7 @@ _RESIDENCE = re.compile(
 # The speaker (or "the user", as an LLM's compaction writes it) as the one who lives or
 # moves: "我已经搬到", "我家在", "I moved", "we relocated". Not any 我: "我妈妈住在北京".
 _ZH_ADVERBS = (
-    r"已经|现在|目前|一直|还|也|就|都|又|刚刚?|曾经|之前|以前|去年|今年|上个?月|最近|暂时|长期"
+    r"已经|已|现在|目前|一直|还|也|就|都|又|刚刚?|曾经|之前|以前|去年|今年|上个?月|最近|暂时|长期"
     r"|正在|在"
 )
 _SPEAKER_RESIDENCE = re.compile(
@@ -241,11 +244,13 @@ _SPEAKER_RESIDENCE = re.compile(
     re.IGNORECASE,
 )
 _SUBJECT_NOISE = re.compile(
-    r"关键决策|决策|决定|我们团队|团队|我们|我|已经|现在|目前|后来|最终|最后|打算|准备|统一|全部|都|也|就|又|再"
+    r"关键决策|决策|决定|我们团队|团队|我们|我|已经|已|现在|目前|后来|最终|最后|打算|准备|统一|全部|都|也|就|又|再"
     r"|上个?月|这个?月|本月|去年|今年|昨天|今天|最近|刚刚?|上周|这周|本周"
     r"|[:：,，。]|\b(?:our team|we|i|they|you|have|has|had|now|already|finally|just|decided|to"
     r"|the|our|my|a|an|also|recently|officially|everything|all|it|over|then|last|this|week"
-    r"|month|year|yesterday|today|is|are|was|were|am|be|been|will|would|do|does|did)\b",
+    r"|month|year|yesterday|today|is|are|was|were|am|be|been|will|would|do|does|did)\b"
+    # A contraction's tail ("I've", "we're") is no subject either.
+    r"|'(?:ve|re|m|d|ll|s)\b",
     re.IGNORECASE,
 )
 # Where the clause of a subject starts: "我们讨论了很久，数据库改用 X" / "X and stopped Y".

@@ -45,7 +45,7 @@ def _verbosity() -> int:
     ignored with a warning (every command reads it: it must not stop them all)."""
     value = (_env("MEMORY_PG_VERBOSE") or "0").strip().lower()
     words = {"info": 1, "debug": 2, "true": 1, "yes": 1, "on": 1, "false": 0, "no": 0, "off": 0}
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return int(value)
     if value in words:
         return words[value]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -364,6 +365,16 @@ def _chunks(texts: Sequence[str], limit: int) -> list[str]:
     return pieces
 
 
+#: What PostgreSQL text cannot hold: NUL, and a lone surrogate (no UTF-8 for it).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """``text`` with each character PostgreSQL cannot store (:data:`_UNSTORABLE`) as
+    U+FFFD: a turn pasted with one is kept, not refused."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """``text`` in pieces of at most ``limit`` characters; ``[]`` for blank text.
 
@@ -578,5 +589,6 @@ __all__ = [
     "raw_memories",
     "result_from_reply",
     "split_text",
+    "storable_text",
     "to_memories",
 ]

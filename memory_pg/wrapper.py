@@ -100,9 +100,9 @@ def _due(pending: Sequence[Any], threshold: int, force: bool) -> bool:
 def turn_pieces(content: str, limit: int) -> list[str]:
     """A turn as the rows the buffer takes: pieces of at most ``limit`` characters
     (a long reply or paste is kept whole, in several rows), none for a blank turn."""
-    from memory_pg.compaction import split_text
+    from memory_pg.compaction import split_text, storable_text
 
-    return split_text(content, limit)
+    return split_text(storable_text(content), limit)
 
 
 def buffer_turn(

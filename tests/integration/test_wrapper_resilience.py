@@ -167,3 +167,14 @@ async def test_async_background_failure_surfaces_on_flush_after_a_later_turn(db_
             await bot.flush()
         assert compactor.calls == 2
         await bot.flush()  # raised once
+
+
+def test_a_turn_with_a_character_postgresql_cannot_store_is_kept(store):
+    agent = Agent("ok, noted")
+    bot = MemoryWrapper(agent, store)
+    assert bot.chat("my code is 12\x003 and \ud800 here") == "ok, noted"
+    buffered = [(t["role"], t["content"]) for t in store.pending_turns()]
+    assert buffered == [
+        ("user", "my code is 12\ufffd3 and \ufffd here"),
+        ("assistant", "ok, noted"),
+    ]

@@ -29,6 +29,20 @@ def test_a_change_about_another_subject_keeps_the_old_memory(old: str, new: str)
     ("old", "new"),
     [
         ("I drink coffee every morning", "I don't like coffee anymore"),
+        # A contraction or 已 is no subject (a review found these replacing nothing).
+        ("I live in Paris", "I've moved to Berlin"),
+        ("We use MySQL for the database", "We've switched to PostgreSQL"),
+        ("We use MySQL", "We're switching to PostgreSQL"),
+        ("我住在北京", "我已搬到上海"),
+        ("我们使用 MySQL", "我们已改用 PostgreSQL"),
+        ("用户使用 MySQL", "用户已改用 PostgreSQL"),
+        # 了 after the verb, the most common way to say it in Chinese.
+        ("数据库使用 MySQL", "数据库换成了 PostgreSQL"),
+        ("数据库使用 MySQL", "数据库改用了 PostgreSQL"),
+        ("我住在北京", "我搬到了上海"),
+        # What was switched between the verb and "to".
+        ("We use MySQL for the database", "We switched the database to PostgreSQL"),
+        ("The database is MySQL", "We migrated the database to PostgreSQL"),
         ("Server B runs on Ubuntu 22.04", "Server B switched from Ubuntu to Debian"),
         ("我住在北京", "我已经搬到上海了"),
         ("生产环境使用 MySQL", "生产环境不再使用 MySQL"),

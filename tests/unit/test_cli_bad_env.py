@@ -120,3 +120,10 @@ def test_memory_pg_json_takes_the_same_words_in_every_command(monkeypatch, value
     parser = build_parser()
     assert parser.parse_args(["search", "db"]).json is True
     assert parser.parse_args(["forget"]).json is True
+
+
+def test_a_digit_that_is_not_ascii_does_not_stop_a_command(monkeypatch):
+    from memory_pg.cli import build_parser
+
+    monkeypatch.setenv("MEMORY_PG_VERBOSE", "²")
+    assert build_parser().parse_args(["migrate", "--sql"]).verbose == 0
