@@ -272,6 +272,20 @@ def known_topic(text: str) -> str | None:
     return product or _earliest(_ROLE_PATTERNS, text)
 
 
+#: A letter, digit or Han character: what is left of a qualified role noun.
+_SUBSTANCE = re.compile(r"[A-Za-z0-9\u4e00-\u9fff]")
+
+
+def bare_role(text: str) -> bool:
+    """Whether ``text`` is a role noun and nothing more ("数据库", "database"), not one
+    qualified by other words ("analytics database", "分析数据库"): a qualified role
+    is one of several of its kind."""
+    rest = text
+    for _, pattern in _ROLE_PATTERNS:
+        rest = pattern.sub(" ", rest)
+    return rest != text and _SUBSTANCE.search(rest) is None
+
+
 def product_topics(text: str) -> set[str]:
     """The topic keys of every product ``text`` names (``{"database", "cache"}``...)."""
     topics = {topic for topic, pattern in _PRODUCT_PATTERNS if pattern.search(text)}

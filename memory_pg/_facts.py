@@ -470,7 +470,13 @@ def change_applies(new_text: str, old_text: str) -> bool:
     old_topics = _extract.product_topics(old_text)
     if change.subject and not _about(old_text, change.subject):
         role = _extract.known_topic(change.subject)
-        if role is None or role not in old_topics or _qualifiers(change.subject):
+        if (
+            role is None
+            or role not in old_topics
+            or _qualifiers(change.subject)
+            # "The analytics database switched to X" says nothing of "the main database".
+            or not _extract.bare_role(change.subject)
+        ):
             return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:
         return False  # the old memory holds facts of other kinds too: keep it

@@ -11,6 +11,9 @@ from memory_pg._facts import change_applies, parse_change
     ("old", "new"),
     [
         ("My colleague Tom drinks coffee every morning", "I don't like coffee"),
+        # A qualified role is one of several: the main database is not the analytics one.
+        ("The main database is PostgreSQL", "The analytics database switched to ClickHouse"),
+        ("The database is PostgreSQL", "Our logging database moved to Loki"),
         ("Server A runs on Ubuntu 22.04", "Server B switched from Ubuntu to Debian"),
         ("我妈妈住在北京", "我已经搬到上海了"),
         ("测试环境使用 MySQL", "生产环境不再使用 MySQL"),
