@@ -12,7 +12,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,3 +162,78 @@ def service_raw(service_db: str) -> Iterator[psycopg.Connection[Any]]:
         autocommit=True,
     ) as conn:
         yield conn
+
+
+def post_through_sigterm(
+    service: Service,
+    path: str,
+    token: str,
+    body: str,
+    *,
+    split: int,
+    pause_s: float,
+    timeout_s: float,
+) -> tuple[dict[str, Any], int]:
+    """POST ``body`` in two parts; SIGTERM the service while the request is open (its
+    first ``split`` characters sent), send the rest ``pause_s`` after the signal.
+
+    Returns what the client got (``status`` and ``json``, or ``error``) and the
+    service's exit code."""
+    head, tail = body[:split].encode(), body[split:].encode()
+    sent, release = threading.Event(), threading.Event()
+
+    def slow_body() -> Iterator[bytes]:
+        yield head
+        sent.set()
+        release.wait()
+        yield tail
+
+    result: dict[str, Any] = {}
+
+    def post() -> None:
+        try:
+            with httpx.Client(base_url=service.base_url, timeout=timeout_s) as c:
+                r = c.post(
+                    path,
+                    content=slow_body(),
+                    headers={
+                        "Authorization": "Bearer " + token,
+                        "content-type": "application/json",
+                    },
+                )
+                result["status"], result["json"] = r.status_code, r.json()
+        except httpx.HTTPError as exc:
+            result["error"] = repr(exc)
+
+    thread = threading.Thread(target=post)
+    thread.start()
+    try:
+        assert sent.wait(60)
+        service.process.send_signal(signal.SIGTERM)
+        time.sleep(pause_s)  # ordering only: the signal arrives while the request is open
+        release.set()
+        thread.join(timeout_s)
+        code = service.process.wait(timeout=timeout_s)
+    finally:
+        release.set()
+        stop_service(service)
+    return result, code
+
+
+def revoked_and_expired(
+    service: Any, raw: psycopg.Connection[Any], user: str
+) -> tuple[NewToken, NewToken]:
+    """Two tokens of ``user``: one revoked, one past its expiry (set directly)."""
+    from memory_pg.service.tokens import revoke_token
+
+    revoked, expired = service.token(user), service.token(user)
+    engine = create_engine(service.db_url)
+    try:
+        assert revoke_token(engine, user, revoked.info.id)
+    finally:
+        engine.dispose()
+    raw.execute(
+        "UPDATE memory_pg_tokens SET expires_at = now() - interval '1 minute' WHERE id = %s",
+        (uuid.UUID(expired.info.id),),
+    )
+    return revoked, expired

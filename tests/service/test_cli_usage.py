@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
-import time
 
-import httpx
 import pytest
 
 from tests.acceptance.test_cli import run
-from tests.service.conftest import start_service, stop_service
+from tests.service.conftest import post_through_sigterm, start_service
 
 
 @pytest.mark.parametrize(
@@ -67,44 +64,10 @@ def test_a_graceful_timeout_under_a_second_is_honoured(service_db, tmp_path, fre
         service_db, tmp_path / "graceful.log", "--no-mcp", "--graceful-timeout", "0.9"
     )
     body = json.dumps({"text": "Pia books the meeting room for Friday"})
-    head, tail = body[:10].encode(), body[10:].encode()
-    sent, release = threading.Event(), threading.Event()
-
-    def slow_body():
-        yield head
-        sent.set()
-        release.wait()
-        yield tail
-
-    result: dict[str, object] = {}
-
-    def post() -> None:
-        try:
-            with httpx.Client(base_url=svc.base_url, timeout=60) as c:
-                r = c.post(
-                    "/v1/memories",
-                    content=slow_body(),
-                    headers={
-                        "Authorization": "Bearer " + token,
-                        "content-type": "application/json",
-                    },
-                )
-                result["status"] = r.status_code
-        except httpx.HTTPError as exc:
-            result["error"] = repr(exc)
-
-    thread = threading.Thread(target=post)
-    thread.start()
-    try:
-        assert sent.wait(60)
-        svc.process.send_signal(signal.SIGTERM)
-        # Past where a timeout cut to 0 s cancels the request, well within 0.9 s.
-        time.sleep(0.4)
-        release.set()
-        thread.join(60)
-        code = svc.process.wait(timeout=60)
-    finally:
-        release.set()
-        stop_service(svc)
+    # Signalled, then the rest sent past where a timeout cut to 0 s cancels the request,
+    # well within 0.9 s.
+    result, code = post_through_sigterm(
+        svc, "/v1/memories", token, body, split=10, pause_s=0.4, timeout_s=60
+    )
     assert result.get("status") == 201, (result, svc.log.read_text(errors="replace")[-2000:])
     assert code in (0, -signal.SIGTERM)

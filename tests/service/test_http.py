@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import uuid
 
 from tests.integration._security_support import row_counts
+from tests.service.conftest import revoked_and_expired
 
 
 def _add(client, text, **fields):
@@ -122,22 +122,7 @@ def test_a_token_of_a_never_reaches_bs_memories(service, fresh_user, service_raw
 def test_missing_revoked_expired_and_unknown_tokens_get_401(service, fresh_user, service_raw):
     user = fresh_user("carol")
     live = service.token(user)
-    revoked = service.token(user)
-    expired = service.token(user)
-    engine_url = service.db_url
-    from sqlalchemy import create_engine
-
-    from memory_pg.service.tokens import revoke_token
-
-    engine = create_engine(engine_url)
-    try:
-        assert revoke_token(engine, user, revoked.info.id)
-    finally:
-        engine.dispose()
-    service_raw.execute(
-        "UPDATE memory_pg_tokens SET expires_at = now() - interval '1 minute' WHERE id = %s",
-        (uuid.UUID(expired.info.id),),
-    )
+    revoked, expired = revoked_and_expired(service, service_raw, user)
     for token in (None, revoked.token, expired.token, "mpg_" + "A" * 43, "not-a-token"):
         with service.client(token) as c:
             r = c.post("/v1/search", json={"query": "x"})

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import create_engine
-
-from memory_pg.service.tokens import revoke_token
 from tests.integration._security_support import row_counts
+from tests.service.conftest import revoked_and_expired
 
 #: Unrelated facts: none merges into or replaces another on write.
 FACTS = (
@@ -103,16 +101,7 @@ def test_revoked_expired_and_unknown_tokens_hear_one_message_and_the_log_says_wh
     service, fresh_user, service_raw
 ):
     user = fresh_user("ivy")
-    revoked, expired = service.token(user), service.token(user)
-    engine = create_engine(service.db_url)
-    try:
-        assert revoke_token(engine, user, revoked.info.id)
-    finally:
-        engine.dispose()
-    service_raw.execute(
-        "UPDATE memory_pg_tokens SET expires_at = now() - interval '1 minute' WHERE id = %s",
-        (uuid.UUID(expired.info.id),),
-    )
+    revoked, expired = revoked_and_expired(service, service_raw, user)
     unknown = "mpg_" + "B" * 43
     bodies = []
     for token in (revoked.token, expired.token, unknown, "not-a-token"):

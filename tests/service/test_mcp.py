@@ -29,6 +29,16 @@ TOOLS = {
 }
 
 
+def stdio_server(service_db: str, *flags: str) -> StdioServerParameters:
+    """``memory-pg --database-url DB mcp FLAGS`` on stdio, as an MCP client starts it."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_pg", "--database-url", service_db, "mcp", *flags],
+        env=service_env(),
+        cwd=str(ROOT),
+    )
+
+
 def _data(result: Any) -> Any:
     assert not result.is_error, result.content
     if result.structured_content is not None:
@@ -148,22 +158,7 @@ async def test_mcp_over_http_refuses_missing_revoked_and_admin_tokens(service, f
 
 async def test_stdio_server_acts_for_the_user_of_its_flags(service_db, fresh_user, service_raw):
     user = fresh_user("erin")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "memory_pg",
-            "--database-url",
-            service_db,
-            "mcp",
-            "--user",
-            user,
-            "--agent",
-            "coder",
-        ],
-        env=service_env(),
-        cwd=str(ROOT),
-    )
+    params = stdio_server(service_db, "--user", user, "--agent", "coder")
     async with Client(params) as c:
         assert {t.name for t in (await c.list_tools()).tools} == TOOLS
         mid = _data(

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from tests.integration._security_support import row_counts
-from tests.service.conftest import ROOT, service_env
 from tests.service.test_http_refusals import FACTS
-from tests.service.test_mcp import TOOLS, _data, _error_text, http_client
+from tests.service.test_mcp import TOOLS, _data, _error_text, http_client, stdio_server
 
 WRITE_TOOLS = {"add_memory", "update_memory", "forget_memory"}
 
@@ -42,21 +39,7 @@ async def test_a_read_only_stdio_server_offers_no_tool_that_writes(
     service_db, fresh_user, service_raw
 ):
     user = fresh_user("nina")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "memory_pg",
-            "--database-url",
-            service_db,
-            "mcp",
-            "--user",
-            user,
-            "--read-only",
-        ],
-        env=service_env(),
-        cwd=str(ROOT),
-    )
+    params = stdio_server(service_db, "--user", user, "--read-only")
     before = row_counts(service_raw)
     async with Client(params) as c:
         assert {t.name for t in (await c.list_tools()).tools} == TOOLS - WRITE_TOOLS

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
-import time
 
-import httpx
-
-from tests.service.conftest import start_service, stop_service
+from tests.service.conftest import post_through_sigterm, start_service
 
 
 def test_sigterm_finishes_the_write_in_flight_then_exits_cleanly(
@@ -30,40 +26,11 @@ def test_sigterm_finishes_the_write_in_flight_then_exits_cleanly(
         service_db, tmp_path / "shutdown.log", "--no-mcp", "--graceful-timeout", "300"
     )
     body = json.dumps({"items": [{"text": f"fact number {i} of the batch"} for i in range(50)]})
-    head, tail = body[: len(body) // 2].encode(), body[len(body) // 2 :].encode()
-    sent, release = threading.Event(), threading.Event()
-
-    def slow_body():
-        yield head
-        sent.set()
-        release.wait()
-        yield tail
-
-    result: dict[str, object] = {}
-
-    def post() -> None:
-        with httpx.Client(base_url=svc.base_url, timeout=120) as c:
-            r = c.post(
-                "/v1/memories/batch",
-                content=slow_body(),
-                headers={"Authorization": "Bearer " + token, "content-type": "application/json"},
-            )
-            result["status"], result["json"] = r.status_code, r.json()
-
-    thread = threading.Thread(target=post)
-    thread.start()
-    try:
-        assert sent.wait(60)
-        svc.process.send_signal(signal.SIGTERM)
-        time.sleep(1.0)  # ordering only: the signal arrives while the request is open
-        release.set()
-        thread.join(120)
-        code = svc.process.wait(timeout=120)
-    finally:
-        release.set()
-        stop_service(svc)
-    assert result["status"] == 201, result
-    ids = result["json"]["ids"]  # type: ignore[index]
+    result, code = post_through_sigterm(
+        svc, "/v1/memories/batch", token, body, split=len(body) // 2, pause_s=1.0, timeout_s=120
+    )
+    assert result.get("status") == 201, result
+    ids = result["json"]["ids"]
     assert len(ids) == 50
     stored = service_raw.execute(
         "SELECT count(*) FROM memory_pg_memories WHERE user_id = %s", (user,)
