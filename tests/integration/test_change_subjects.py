@@ -1,8 +1,9 @@
 """A statement of change never replaces a memory about someone or something else.
 
 Through the public store: each old memory must stay current (no ``change`` event in
-its history) when the change is about another person, server or environment, and is
-replaced when the change is about the same one.
+its history) when the change is about another person, server or environment. The
+same changes about the same subject replace it: ``test_explicit_changes_supersede``
+in ``test_write_path.py``.
 """
 
 from __future__ import annotations
@@ -35,28 +36,6 @@ def test_a_change_about_another_subject_keeps_both(
     new_id = store.add_memory(new, memory_type)
     assert {r["id"] for r in store.list_memories()} == {old_id, new_id}
     assert [e["event"] for e in store.history(old_id)] == ["added"]
-
-
-@pytest.mark.parametrize(
-    ("memory_type", "old", "new"),
-    [
-        ("user_profile", "I drink coffee every morning", "I don't like coffee anymore"),
-        (
-            "project_status",
-            "Server B runs on Ubuntu 22.04",
-            "Server B switched from Ubuntu to Debian",
-        ),
-        ("user_profile", "我住在北京", "我已经搬到上海了"),
-        ("key_decision", "生产环境使用 MySQL", "生产环境不再使用 MySQL"),
-    ],
-)
-def test_a_change_about_the_same_subject_replaces(
-    store: Any, memory_type: str, old: str, new: str
-) -> None:
-    old_id = store.add_memory(old, memory_type)
-    new_id = store.add_memory(new, memory_type)
-    assert store.get(old_id)["superseded_by"] == new_id
-    assert store.history(old_id)[-1]["detail"]["reason"] == "change"
 
 
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:

@@ -139,12 +139,22 @@ def test_a_change_looks_for_its_words_among_the_users_recent_memories_of_its_typ
         ("CI runs on Jenkins", "We replaced Jenkins with GitHub Actions", "key_decision"),
         ("周会在周二下午", "周会改成周三了", "key_decision"),
         ("缓存用 Memcached", "缓存换成 Redis 了", "key_decision"),
+        # The same subject as the change's (the other-subject cases keep both:
+        # tests/integration/test_change_subjects.py).
+        ("I drink coffee every morning", "I don't like coffee anymore", "user_profile"),
+        (
+            "Server B runs on Ubuntu 22.04",
+            "Server B switched from Ubuntu to Debian",
+            "project_status",
+        ),
+        ("生产环境使用 MySQL", "生产环境不再使用 MySQL", "key_decision"),
     ],
 )
 def test_explicit_changes_supersede(store: Any, before: str, after: str, memory_type: str) -> None:
     old = store.add_memory(before, memory_type)
     new = store.add_memory(after, memory_type)
     assert store.get(old)["superseded_by"] == new
+    assert store.history(old)[-1]["detail"]["reason"] == "change"
 
 
 @pytest.mark.parametrize(
