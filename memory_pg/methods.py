@@ -463,10 +463,13 @@ def history(
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
+    limit: int | None = None,
 ) -> Op[list[dict[str, Any]]]:
-    """Lifecycle events (added, superseded, merged, expired, deleted) oldest first."""
+    """Lifecycle events (added, superseded, merged, expired, deleted) oldest first;
+    with ``limit``, only the latest that many (a user's whole history can be long)."""
     uid = _scope(self, user_id)
-    return (yield from _run(read.plan_history(uid, memory_id, self.settings, agent_id), uid))
+    plan = read.plan_history(uid, memory_id, self.settings, agent_id, limit)
+    return (yield from _run(plan, uid))
 
 
 def stats(self: StoreBase[Any], *, user_id: str | None = None) -> Op[dict[str, Any]]:

@@ -250,11 +250,21 @@ def plan_list(
 
 
 def plan_history(
-    user_id: str, memory_id: str | None, settings: StoreSettings, agent_id: str | None = None
+    user_id: str,
+    memory_id: str | None,
+    settings: StoreSettings,
+    agent_id: str | None = None,
+    limit: int | None = None,
 ) -> Plan[list[dict[str, Any]]]:
-    """Lifecycle events of a user (or of one memory), oldest first."""
+    """Lifecycle events of a user (or of one memory), oldest first; with ``limit``,
+    the latest that many."""
     mid = parse_memory_id(memory_id) if memory_id is not None else None
-    return _all(memories.history_of(user_id, mid, check_agent_id(agent_id, settings)))
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InvalidArgument(f"limit must be a whole number of at least 1, got {limit!r}")
+    stmt = memories.history_of(user_id, mid, check_agent_id(agent_id, settings), limit)
+    rows = yield final(stmt)
+    events = [memory_dict(r) for r in rows]
+    return events[::-1] if limit is not None else events
 
 
 def _all(stmt: Any) -> Plan[list[dict[str, Any]]]:

@@ -11,6 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
+#: A listing or a history: a page of 20 unless asked, never over 1000.
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+
 
 class Body(BaseModel):
     # Unknown fields are refused: a typo must not silently drop a filter.

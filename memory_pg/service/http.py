@@ -35,8 +35,15 @@ from memory_pg.errors import (
     MemoryNotFound,
     PermissionDenied,
 )
-from memory_pg.service.bodies import AddBody, BatchBody, MemoryIn, ReplaceBody, SearchBody
-from memory_pg.service.history import DEFAULT_LIMIT, MAX_LIMIT, recent_history
+from memory_pg.service.bodies import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    AddBody,
+    BatchBody,
+    MemoryIn,
+    ReplaceBody,
+    SearchBody,
+)
 from memory_pg.service.responses import STATUS, add_handlers, error_body, status_of
 from memory_pg.service.tokens import TokenInfo, verify_token
 
@@ -425,7 +432,8 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         """The user's latest ``limit`` lifecycle events (1..1000, default 20), oldest first."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputTooMany(f"limit must be between 1 and {MAX_LIMIT}")
-        return _json({"events": await recent_history(store, info.user_id, info.agent_id, limit)})
+        events = await store.history(user_id=info.user_id, agent_id=info.agent_id, limit=limit)
+        return _json({"events": events})
 
     @app.get("/v1/export", tags=["user"])
     async def export(info: WholeUserToken) -> PlainTextResponse:

@@ -28,7 +28,7 @@ from pydantic import Field
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
-from memory_pg.service.history import DEFAULT_LIMIT, recent_history
+from memory_pg.service.bodies import DEFAULT_LIMIT
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
@@ -263,7 +263,9 @@ def build_server(
         """Why a memory was added, replaced, merged or forgotten: latest events, oldest first."""
         who = await resolve(ctx)
         async with typed_errors():
-            events = await recent_history(store, who.user_id, who.agent_id, limit, memory_id)
+            events = await store.history(
+                memory_id, user_id=who.user_id, agent_id=who.agent_id, limit=limit
+            )
         return {"events": json.loads(json.dumps(events, default=str, ensure_ascii=False))}
 
     @server.tool(annotations=read_only_hint)

@@ -357,10 +357,14 @@ def clear_user(user_id: str) -> list[Delete]:
 
 
 def history_of(
-    user_id: str, memory_id: uuid.UUID | None = None, agent_id: str | None = None
+    user_id: str,
+    memory_id: uuid.UUID | None = None,
+    agent_id: str | None = None,
+    latest: int | None = None,
 ) -> Select[Any]:
     """Lifecycle events of a user (or of one memory), oldest first; with an agent,
-    none of another agent's private memories."""
+    none of another agent's private memories. With ``latest``, only that many of the
+    newest, newest first (the caller turns them round)."""
     stmt = select(history.c.memory_id, history.c.event, history.c.at, history.c.detail).where(
         history.c.user_id == user_id
     )
@@ -369,6 +373,8 @@ def history_of(
         stmt = stmt.where(history.c.memory_id.not_in(others))
     if memory_id is not None:
         stmt = stmt.where(history.c.memory_id == memory_id)
+    if latest is not None:
+        return stmt.order_by(history.c.at.desc(), history.c.id.desc()).limit(latest)
     return stmt.order_by(history.c.at, history.c.id)
 
 

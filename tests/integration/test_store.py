@@ -415,3 +415,18 @@ def test_stats_and_healthcheck(store):
     assert health["ok"] is True
     assert health["vector_extension"] == "0.8.5" or health["vector_extension"]
     assert health["revision"] == health["head_revision"]
+
+
+def test_history_with_a_limit_is_the_latest_events_oldest_first(store):
+    from memory_pg.errors import InvalidArgument
+
+    for i in range(4):
+        store.add_memory(f"note number {i}", "todo", topic="one")  # each replaces the last
+    everything = store.history()
+    assert store.history(limit=3) == everything[-3:]
+    assert store.history(limit=100) == everything
+    one = everything[0]["memory_id"]
+    assert store.history(one, limit=1) == store.history(one)[-1:]
+    for bad in (0, -1, True, 2.5, "3"):
+        with pytest.raises(InvalidArgument):
+            store.history(limit=bad)
