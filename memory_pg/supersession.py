@@ -23,6 +23,7 @@ import numpy as np
 from memory_pg import _facts
 from memory_pg._segment import segment
 from memory_pg.config import SupersedePolicy
+from memory_pg.entities import extract, named_in
 from memory_pg.sql.memories import NewMemory
 
 logger = logging.getLogger(__name__)
@@ -124,6 +125,19 @@ def word_overlap(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
+def _other_people(a: str, b: str) -> bool:
+    """Whether each text names a person the other does not name.
+
+    "小王喜欢喝咖啡" and "小李喜欢喝咖啡" read alike (cosine 0.84 with a model that
+    sees both as ``[UNK]``, word overlap 0.6), but they are facts about two people,
+    not one fact that changed. A person named on one side only ("I like tea" / "Tom
+    and I like tea") says nothing of the kind: that pair is left to the other rules.
+    """
+    people_a = [f for f in extract(a) if f.kind == "person"]
+    people_b = [f for f in extract(b) if f.kind == "person"]
+    return len(named_in(b, people_a)) < len(people_a) and len(named_in(a, people_b)) < len(people_b)
+
+
 def _numbers(text: str) -> list[str]:
     seg = segment(text)
     return [w for w in seg.words if any(ch.isdigit() for ch in w)]
@@ -179,6 +193,7 @@ def decide(
         and _numbers(new_text) == _numbers(nearest.text)
         # Nor is "never with breakfast" one of "with breakfast".
         and _negations(new_text) == _negations(nearest.text)
+        and not _other_people(new_text, nearest.text)
     ):
         return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
     if _facts.non_fact(new_text) is not None:
@@ -211,6 +226,8 @@ def decide(
         and _numbers(new_text) == _numbers(nearest.text)
         # "数据库使用 PostgreSQL" / "数据库使用 Redis 做缓存": products of two kinds, two facts.
         and not _facts.different_kinds(new_text, nearest.text)
+        # "小王喜欢喝咖啡" / "小李喜欢喝咖啡": one fact each of two people.
+        and not _other_people(new_text, nearest.text)
     ):
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)

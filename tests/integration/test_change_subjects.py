@@ -38,6 +38,25 @@ def test_a_change_about_another_subject_keeps_both(
     assert [e["event"] for e in store.history(old_id)] == ["added"]
 
 
+@pytest.mark.parametrize(
+    ("memory_type", "old", "new"),
+    [
+        # Alike to the bundled model (it reads neither name: cosine 0.84) and in most
+        # words: each was replaced by the other person's fact before.
+        ("user_profile", "小王喜欢喝咖啡", "小李喜欢喝咖啡"),
+        ("user_profile", "王芳对花生过敏", "李娜对花生过敏"),
+        ("project_status", "小王下周去北京出差", "小李下周去北京出差"),
+    ],
+)
+def test_the_same_words_about_another_person_keep_both(
+    store: Any, memory_type: str, old: str, new: str
+) -> None:
+    old_id = store.add_memory(old, memory_type)
+    store.add_memory(new, memory_type)
+    assert {r["text"] for r in store.list_memories()} == {old, new}
+    assert [e["event"] for e in store.history(old_id)] == ["added"]
+
+
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
     # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
     path = Path(__file__).with_name("write_path_subjects.json")
