@@ -239,6 +239,7 @@ class RankingSettings:
                              + reinforcement_weight * reinforcement)
                 / (1 + recency_weight + importance_weight + reinforcement_weight)
                 [* (1 + time_weight * time_match) / (1 + time_weight)]
+                [* (1 + entity_weight * entity_match) / (1 + entity_weight)]
         score = max(score * (1 - question_discount if the memory asks a question),
                     answer_share * the score of the question it answers)
 
@@ -247,7 +248,11 @@ class RankingSettings:
     all-MiniLM-L6-v2). It weighs the vector leg in ``rrf`` and ``similarity``, so
     a model that sees a query as ``[UNK]`` does not dilute the full-text leg. The
     last factor applies when the query names a time ("上周", "in May"): see
-    :mod:`memory_pg.timespan`.
+    :mod:`memory_pg.timespan`. The factor after it applies when the query names an
+    entity the user's memories name (a person, place, project: see
+    :mod:`memory_pg.entities`): ``entity_match`` is 1 for a memory that names one of
+    them, so "what does 小王 like" prefers what was said of 小王 over what was said
+    of 小李 in the same words.
 
     The last line is for conversations kept turn by turn: a turn that asks a
     question (its text ends with ``?`` or ``？``) holds no fact of its own, and the
@@ -274,6 +279,7 @@ class RankingSettings:
         reinforcement_weight: boost of an often and recently used memory.
         time_weight: boost of a memory whose event time falls in the span the
             query names, over one far from it (1.0: twice the score).
+        entity_weight: boost of a memory that names an entity the query names.
         half_life_days: recency half-life per memory type, in days.
         default_half_life_days: half-life of types not in ``half_life_days``.
         reinforcement_saturation: uses after which reinforcement is ~63% of its maximum.
@@ -301,6 +307,9 @@ class RankingSettings:
     # and their answers"): Recall@5 68.3 -> 72.8 on the held-out three.
     question_discount: float = 0.2
     answer_share: float = 0.9
+    # LoCoMo, conversations 1-2 tuned (0.05 and 0.1 tie there), 3-5 held out
+    # (benchmarks/README.md, "Entities a question names").
+    entity_weight: float = 0.1
 
     def __post_init__(self) -> None:
         from memory_pg.errors import ConfigurationError
@@ -317,6 +326,7 @@ class RankingSettings:
             self.importance_weight,
             self.reinforcement_weight,
             self.time_weight,
+            self.entity_weight,
         )
         if any(w < 0 for w in weights) or not 0 <= self.lexical_context_weight <= 1:
             raise ConfigurationError(

@@ -20,6 +20,7 @@ __all__ = [
     "asks",
     "bm25",
     "dialogue_score",
+    "entity_boost",
     "final_score",
     "fused_rrf",
     "idf",
@@ -158,6 +159,12 @@ def time_boost(time_match_value: float, s: RankingSettings) -> float:
     """The factor a named time applies to a score: 1 in the span, ``1 / (1 + time_weight)``
     far from it."""
     return (1.0 + s.time_weight * time_match_value) / (1.0 + s.time_weight)
+
+
+def entity_boost(entity_match: bool, s: RankingSettings) -> float:
+    """The factor applied to a score when the query names an entity: 1 for a memory
+    that names one of the query's entities, ``1 / (1 + entity_weight)`` for the rest."""
+    return (1.0 + s.entity_weight * float(entity_match)) / (1.0 + s.entity_weight)
 
 
 def final_score(

@@ -56,6 +56,7 @@ SCORE_PARTS = (
     "readability",
     "answer_score",
     "time_match",
+    "entity_match",
 )
 
 

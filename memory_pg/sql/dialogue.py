@@ -59,7 +59,8 @@ def questions_answered(
         (ranked.c.question, ranked.c.plain_score * literal(1.0 - rs.question_discount, Float)),
         else_=ranked.c.plain_score,
     )
-    columns = [c for c in ranked.c if c.name != "plain_score"]
+    # Not the score before this step, nor what only the score is computed from.
+    columns = [c for c in ranked.c if c.name not in ("plain_score", "names_entity")]
     if rs.answer_share <= 0:  # no lift: the statement has no join for it
         return (
             select(*columns, cast(null(), Float).label("answer_score"), kept.label("score"))
