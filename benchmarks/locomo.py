@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         default="default",
         help="comma list of ranking variants to run on the same data: default, "
-        "vector-only, lexical-only, rrf-only, no-dialogue, "
+        "vector-only, lexical-only, rrf-only, no-dialogue, no-entities, "
         "or weights w<rrf>_<sim>_<lex>[c<context>]",
     )
     p.add_argument(
@@ -486,6 +486,8 @@ VARIANTS = {
     "rrf-only": lambda b: replace(b, rrf_weight=1.0, similarity_weight=0.0, lexical_weight=0.0),
     # Questions and their answers not weighed (the ranking before 2026-12-05).
     "no-dialogue": lambda b: replace(b, question_discount=0.0, answer_share=0.0),
+    # Entities the question names not weighed (the ranking before 2026-12-05's second).
+    "no-entities": lambda b: replace(b, entity_weight=0.0),
 }
 
 

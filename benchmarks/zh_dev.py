@@ -45,6 +45,7 @@ VARIANTS = {
     "default": lambda b: b,
     "vector-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=1.0, lexical_weight=0.0),
     "lexical-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=0.0, lexical_weight=1.0),
+    "no-entities": lambda b: replace(b, entity_weight=0.0),
 }
 
 
