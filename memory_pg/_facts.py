@@ -386,6 +386,17 @@ def _subject(raw: str) -> str:
     return "" if re.fullmatch(r"用户|(?:the )?user", words, re.IGNORECASE) else words
 
 
+def _own_subject_is_role(text: str, role: str) -> bool:
+    """Whether a memory's own subject, the words before its first verb of choice
+    ("The admin panel uses React": admin panel), is nobody in particular ("我们用
+    Memcached", "We use MySQL") or the bare ``role`` itself ("The cache is Memcached").
+    A memory with no such verb has no subject to compare."""
+    clause = _CLAUSE.split(text)[0]
+    verb = _CHOICE_VERB.search(clause)
+    own = _subject(clause[: verb.start()]) if verb else ""
+    return not own or (_extract.known_topic(own) == role and _extract.bare_role(own))
+
+
 def _words(text: str) -> set[str]:
     seg = segment(text)
     return set(seg.words) | set(seg.cjk)
@@ -476,6 +487,8 @@ def change_applies(new_text: str, old_text: str) -> bool:
             or _qualifiers(change.subject)
             # "The analytics database switched to X" says nothing of "the main database".
             or not _extract.bare_role(change.subject)
+            # "The frontend switched to Vue" says nothing of "the admin panel uses React".
+            or not _own_subject_is_role(old_text, role)
         ):
             return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:

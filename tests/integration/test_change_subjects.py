@@ -27,6 +27,7 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         ),
         ("user_profile", "我妈妈住在北京", "我已经搬到上海了"),
         ("key_decision", "测试环境使用 MySQL", "生产环境不再使用 MySQL"),
+        ("key_decision", "The admin panel uses React", "The frontend switched to Vue"),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
