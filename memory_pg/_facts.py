@@ -136,7 +136,9 @@ def non_fact(text: str) -> str | None:
 # An object: a Latin name (with dots, digits, "+", "#": Next.js, C++, gpt-4o, two
 # capitalised words), or a short run of Chinese up to a particle or punctuation.
 _OBJ_BODY = (
-    r"[A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
+    # A time of day first ("moved to 10am", "改到 9:30"): a value that starts with a digit.
+    r"\d{1,2}[:：]\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?"
+    r"|[A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
     r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)])"
 )
 
@@ -173,7 +175,13 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_VERB_NEW + r"\s*" + _obj("new"))),
     ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_MOVE + r"\s*" + _obj("new"))),
-    ("old", re.compile(r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝)?\s*" + _obj("old"))),
+    (
+        "old",
+        re.compile(
+            r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝|玩|去|参加|抽|养|学)?\s*"
+            + _obj("old")
+        ),
+    ),
     ("instead", re.compile(r"(?:而不是|而非|取代了?|替代了?)\s*(?:用|使用)?\s*" + _obj("old"))),
     (
         "old_new",
@@ -209,7 +217,8 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "old",
         re.compile(
             r"\b(?:no longer|not anymore|don't|do not|doesn't|does not)\s+(?:use|uses|using"
-            r"|live in|living in|work at|work for|like|prefer|run on|deploy to)\s+(?:the\s+)?"
+            r"|live in|living in|work at|work for|like|prefer|run on|deploy to|drinks?|eats?"
+            r"|plays?|smokes?|owns?|takes?|attends?|go(?:es)? to|work with)\s+(?:the\s+)?"
             + _obj("old"),
             re.IGNORECASE,
         ),
@@ -217,8 +226,8 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "old",
         re.compile(
-            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:using\s+)?(?:the\s+)?"
-            + _obj("old"),
+            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:(?:using|drinking|eating|playing"
+            r"|smoking|taking|attending|going to)\s+)?(?:the\s+)?" + _obj("old"),
             re.IGNORECASE,
         ),
     ),
