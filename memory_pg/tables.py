@@ -260,6 +260,9 @@ memory_entities = Table(
     Column("user_id", Text, nullable=False),
     Column("memory_id", Uuid, nullable=False),
     Column("entity_id", Uuid, nullable=False),
+    # The spellings this memory gave the entity (its name as written there and the
+    # aliases given with it): an agent is shown those of the mentions it may see.
+    Column("spellings", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
     PrimaryKeyConstraint("user_id", "memory_id", "entity_id"),
     ForeignKeyConstraint(
         ["user_id", "memory_id"],

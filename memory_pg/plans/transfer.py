@@ -41,7 +41,12 @@ def plan_export(user_id: str, include_inactive: bool) -> Plan[Rows]:
     named: dict[uuid.UUID, list[dict[str, Any]]] = {}
     for m in mentions:
         named.setdefault(m["memory_id"], []).append(
-            {"name": m["name"], "kind": m["kind"], "aliases": list(m["aliases"])}
+            {
+                "name": m["name"],
+                "kind": m["kind"],
+                # This memory's own spellings only: an import gives them back to it.
+                "aliases": [x for x in dict.fromkeys(m["spellings"]) if x != m["name"]],
+            }
         )
     for row in rows:
         # None named (or written before relations): no field, and an import finds

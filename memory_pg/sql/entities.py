@@ -12,7 +12,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, Text, any_, exists, func, literal, or_, select
+from sqlalchemy import Select, Text, any_, cast, exists, func, literal, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
 from memory_pg.sql.relations import same_user
@@ -23,21 +24,44 @@ e = entities
 me = memory_entities
 
 
+def aliases_seen(agent_id: str | None) -> Any:
+    """An entity's other spellings, as the memories ``agent_id`` may see gave them
+    (current or not), sorted: a correlated subquery of ``memory_pg_entities``.
+
+    Each mention keeps its own memory's spellings (migration 0013): an alias that
+    only another agent's private memory gave is not shown.
+    """
+    spelling = func.unnest(me.c.spellings).column_valued("spelling")
+    return (
+        select(func.coalesce(func.array_agg(spelling.distinct()), cast([], ARRAY(Text))))
+        .select_from(me.join(m, same_user(m.c.id, me.c.memory_id)))
+        .where(
+            me.c.user_id == e.c.user_id,
+            me.c.entity_id == e.c.id,
+            visible_to(agent_id),
+            spelling != e.c.name,
+        )
+        .correlate(e)
+        .scalar_subquery()
+    )
+
+
 def find_entity(user_id: str, key: str, name: str, agent_id: str | None) -> Select[Any]:
-    """The entity whose key is ``key`` or that lists ``name`` among its aliases, of
-    those that a memory ``agent_id`` may see names (current or not)."""
+    """The entity whose key is ``key``, or that a memory gave ``name`` as a spelling,
+    of those that a memory ``agent_id`` may see names so (current or not)."""
     seen = exists(
         select(literal(1))
         .select_from(me.join(m, same_user(m.c.id, me.c.memory_id)))
-        .where(me.c.user_id == e.c.user_id, me.c.entity_id == e.c.id, visible_to(agent_id))
+        .where(
+            me.c.user_id == e.c.user_id,
+            me.c.entity_id == e.c.id,
+            visible_to(agent_id),
+            or_(e.c.key == key, literal(name, Text) == any_(me.c.spellings)),
+        )
     )
     return (
-        select(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
-        .where(
-            e.c.user_id == user_id,
-            or_(e.c.key == key, literal(name, Text) == any_(e.c.aliases)),
-            seen,
-        )
+        select(e.c.id, e.c.name, e.c.kind, aliases_seen(agent_id).label("aliases"), e.c.created_at)
+        .where(e.c.user_id == user_id, seen)
         .order_by((e.c.key == key).desc(), e.c.created_at)
         .limit(1)
     )
@@ -71,7 +95,7 @@ def list_entities(
             e.c.id,
             e.c.name,
             e.c.kind,
-            e.c.aliases,
+            aliases_seen(agent_id).label("aliases"),
             e.c.created_at,
             func.count(m.c.id).label("mentions"),
             func.max(m.c.event_time).label("last_mentioned_at"),
@@ -80,7 +104,7 @@ def list_entities(
             e.join(me, same_user(me.c.entity_id, e.c.id)).join(m, same_user(m.c.id, me.c.memory_id))
         )
         .where(e.c.user_id == user_id, visible_to(agent_id), *current_conditions(None))
-        .group_by(e.c.id, e.c.name, e.c.kind, e.c.aliases, e.c.created_at)
+        .group_by(e.c.user_id, e.c.id, e.c.name, e.c.kind, e.c.created_at)
         .order_by(func.count(m.c.id).desc(), e.c.name)
         .limit(limit)
     )
@@ -114,4 +138,4 @@ def co_mentioned(
     )
 
 
-__all__ = ["co_mentioned", "entity_memories", "find_entity", "list_entities"]
+__all__ = ["aliases_seen", "co_mentioned", "entity_memories", "find_entity", "list_entities"]

@@ -120,6 +120,9 @@ def record_mentions(user_id: str, found: Sequence[NewEntity]) -> tuple[Any, dict
         "ent_aliases": ["\x1f".join(by_key[k].aliases) for k in keys],
         "mention_memory_ids": [f.memory_id for f in found],
         "mention_keys": [f.key for f in found],
+        # What each memory itself called the entity: an agent is shown only these
+        # of the memories it may see (one text per mention, as for the aliases).
+        "mention_spellings": ["\x1f".join(dict.fromkeys((f.name, *f.aliases))) for f in found],
     }
     return _record_mentions(), values
 
@@ -158,12 +161,14 @@ def _record_mentions() -> Any:
     mentions = unnest_rows(
         memory_id=array_param("mention_memory_ids", Uuid()),
         key=array_param("mention_keys", Text()),
+        spellings=array_param("mention_spellings", Text()),
     )
+    spellings = func.string_to_array(mentions.c.spellings, "\x1f", type_=ARRAY(Text))
     return (
         insert(me)
         .from_select(
-            ["user_id", "memory_id", "entity_id"],
-            select(user, mentions.c.memory_id, upsert.c.id)
+            ["user_id", "memory_id", "entity_id", "spellings"],
+            select(user, mentions.c.memory_id, upsert.c.id, spellings)
             .select_from(mentions.join(upsert, upsert.c.key == mentions.c.key))
             .distinct(),
         )
@@ -394,10 +399,11 @@ def related_statement(
 
 
 def export_mentions(user_id: str) -> Select[Any]:
-    """Every entity each memory of a user names (name, kind, aliases), for an export:
-    by memory, then in the order the entities were first recorded."""
+    """Every entity each memory of a user names (name, kind, and the spellings that
+    memory gave it), for an export: by memory, then in the order the entities were
+    first recorded."""
     return (
-        select(me.c.memory_id, e.c.name, e.c.kind, e.c.aliases)
+        select(me.c.memory_id, e.c.name, e.c.kind, me.c.spellings)
         .select_from(me.join(e, same_user(e.c.id, me.c.entity_id)))
         .where(me.c.user_id == user_id)
         .order_by(me.c.memory_id, e.c.created_at, e.c.key)

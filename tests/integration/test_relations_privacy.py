@@ -156,3 +156,71 @@ def test_the_command_line_shows_no_private_memory_nor_its_links(store, bridged, 
     assert code == 0 and "Project Zeus" not in out and "secretly" not in out
     code, out = _cli(db_url, "entities", "--user", "alice")
     assert code == 0 and "Caroline Hughes" in out and "acquisition" not in out
+
+
+def _alias_note(store):
+    """The planner's shared memory naming 王伟, and the coder's private note where an
+    LLM gave 王伟 the alias 小王."""
+    shared = store.add_memory("王伟 joined the design team", agent_id="planner")
+    [private] = store.add_memories(
+        [
+            {
+                "text": "王伟 is interviewing elsewhere",
+                "private": True,
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+            }
+        ],
+        agent_id="coder",
+    )
+    return shared, private
+
+
+def test_an_alias_only_another_agents_private_memory_gave_is_not_shown(store, db_url):
+    shared, private = _alias_note(store)
+    for agent in ("planner", None):
+        found = store.entity("王伟", agent_id=agent)
+        assert found is not None and found["aliases"] == []
+        assert _ids(found["memories"]) == {shared}
+        # Nor does the alias find the entity: that would say what the note said.
+        assert store.entity("小王", agent_id=agent) is None
+        assert store.entity("小王", agent_id=agent, include_inactive=True) is None
+        listed = {e["name"]: e["aliases"] for e in store.entities(agent_id=agent)}
+        assert listed["王伟"] == []
+        assert store.graph("王伟", agent_id=agent)["aliases"] == []
+    mine = store.entity("小王", agent_id="coder")
+    assert mine is not None and mine["name"] == "王伟" and mine["aliases"] == ["小王"]
+    assert _ids(mine["memories"]) == {shared, private}
+    code, out = _cli(db_url, "entity", "王伟", "--user", "alice")
+    assert code == 0 and "小王" not in out
+
+
+def test_an_alias_a_shared_memory_gave_is_shown_to_every_agent(store):
+    [shared] = store.add_memories(
+        [
+            {
+                "text": "王伟 joined the design team",
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+            }
+        ],
+        agent_id="planner",
+    )
+    for agent in ("planner", "coder", None):
+        found = store.entity("小王", agent_id=agent)
+        assert found is not None and found["aliases"] == ["小王"]
+        assert _ids(found["memories"]) == {shared}
+
+
+def test_an_export_carries_each_memorys_own_aliases(store, make_store):
+    import io
+    import json
+
+    shared, private = _alias_note(store)
+    out = io.StringIO()
+    store.export_user_memory(out)
+    rows = {r["id"]: r for r in map(json.loads, out.getvalue().splitlines())}
+    assert rows[shared]["entities"] == [{"name": "王伟", "kind": "person", "aliases": []}]
+    assert rows[private]["entities"] == [{"name": "王伟", "kind": "person", "aliases": ["小王"]}]
+    other = make_store(user_id="bob")
+    assert other.import_user_memory(io.StringIO(out.getvalue())) == 2
+    assert other.entity("小王", agent_id="planner") is None
+    assert other.entity("小王", agent_id="coder")["aliases"] == ["小王"]

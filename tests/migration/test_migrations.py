@@ -258,3 +258,44 @@ def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later
         "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories_search_tsv_idx'"
     ).fetchone()[0]
     assert options == ["fastupdate=off"]
+
+
+def test_0013_gives_each_mention_the_aliases_its_agents_may_see(make_store, engine):
+    """Before 0013 an entity's aliases were one list; the fill-in keeps all of them
+    for an entity no private memory names, and only those in a memory's own text
+    for one that a private memory names."""
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {
+                "text": "王伟 joined the design team",
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+            },
+            {
+                "text": "Project Zeus ships in May",
+                "entities": [{"name": "Project Zeus", "kind": "project", "aliases": ["PZ-1"]}],
+            },
+        ],
+        agent_id="planner",
+    )
+    store.add_memories(
+        [
+            {
+                "text": "Wei (王伟) is interviewing elsewhere",
+                "private": True,
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["Wei"]}],
+            }
+        ],
+        agent_id="coder",
+    )
+    store.close()
+    schema.downgrade(engine, "0012")
+    schema.upgrade(engine)
+    after = make_store(user_id="alice")
+    # Shared only: every alias, as before.
+    assert after.entity("PZ-1", agent_id="planner")["aliases"] == ["PZ-1"]
+    # Named in a private note: the planner sees no alias its shared text lacks ("小王"
+    # came from an LLM and no text has it), the coder the one its own note holds.
+    assert after.entity("王伟", agent_id="planner")["aliases"] == []
+    assert after.entity("Wei", agent_id="planner") is None
+    assert after.entity("Wei", agent_id="coder")["aliases"] == ["Wei"]
