@@ -136,11 +136,14 @@ def non_fact(text: str) -> str | None:
 # An object: a Latin name (with dots, digits, "+", "#": Next.js, C++, gpt-4o, two
 # capitalised words), or a short run of Chinese up to a particle or punctuation.
 _OBJ_BODY = (
-    # A time of day first ("moved to 10am", "改到 9:30"): a value that starts with a digit.
-    r"\d{1,2}[:：]\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?"
-    r"|[A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
+    r"[A-Za-z][\w.+#-]*(?-i:\s+[A-Z0-9][\w.+#-]*)?"
     r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9]{0,7}?(?=了|的|吧|啦|呀|去|来|啊|$|[\s，,。.！!；;、）)])"
 )
+
+
+#: A time of day ("10am", "9:30", "3 p.m."): a new value only where something moved
+#: to it; never an old value (any memory may name a time).
+_TIME_OF_DAY = r"\d{1,2}[:：]\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?"
 
 
 def _obj(name: str) -> str:
@@ -175,13 +178,7 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_VERB_NEW + r"\s*" + _obj("new"))),
     ("subject_new", re.compile(r"(?P<subj>^|.*?)\s*" + _ZH_MOVE + r"\s*" + _obj("new"))),
-    (
-        "old",
-        re.compile(
-            r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝|玩|去|参加|抽|养|学)?\s*"
-            + _obj("old")
-        ),
-    ),
+    ("old", re.compile(r"不再(?:使用|用|采用|选用|住在|住|在|是|做|喜欢|吃|喝)?\s*" + _obj("old"))),
     ("instead", re.compile(r"(?:而不是|而非|取代了?|替代了?)\s*(?:用|使用)?\s*" + _obj("old"))),
     (
         "old_new",
@@ -205,7 +202,9 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             # What was switched may stand between ("switched the database to X"): it
             # names the subject as the words before the verb do.
             r"(?P<subj>^|.*?)\b(?:" + _EN_SWITCH + r")(?P<mid>(?:\s+(?:it|over|everything|them))?"
-            r"(?:\s+(?!to\b)[\w-]+){0,3}?)\s+to\s+(?:the\s+)?" + _obj("new"),
+            r"(?:\s+(?!to\b)[\w-]+){0,3}?)\s+to\s+(?:the\s+)?"
+            # A time of day is a new value here ("The standup moved to 10am").
+            r"(?P<new>" + _TIME_OF_DAY + "|" + _OBJ_BODY + ")",
             re.IGNORECASE,
         ),
     ),
@@ -217,8 +216,7 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "old",
         re.compile(
             r"\b(?:no longer|not anymore|don't|do not|doesn't|does not)\s+(?:use|uses|using"
-            r"|live in|living in|work at|work for|like|prefer|run on|deploy to|drinks?|eats?"
-            r"|plays?|smokes?|owns?|takes?|attends?|go(?:es)? to|work with)\s+(?:the\s+)?"
+            r"|live in|living in|work at|work for|like|prefer|run on|deploy to)\s+(?:the\s+)?"
             + _obj("old"),
             re.IGNORECASE,
         ),
@@ -226,8 +224,8 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "old",
         re.compile(
-            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:(?:using|drinking|eating|playing"
-            r"|smoking|taking|attending|going to)\s+)?(?:the\s+)?" + _obj("old"),
+            r"\b(?:stopped|quit|dropped|abandoned|ditched)\s+(?:using\s+)?(?:the\s+)?"
+            + _obj("old"),
             re.IGNORECASE,
         ),
     ),
@@ -367,9 +365,14 @@ def parse_change(text: str) -> Change | None:
         return None
     old_kept = tuple(dict.fromkeys(o for o in old if o and o.casefold() != new.casefold()))
     subject = next((s for s in subjects if s), "")
-    residence = not _extract.product_topics(text) and (
-        _SPEAKER_RESIDENCE.search(text) is not None
-        or (_PERSONS.search(subject) is not None and _RESIDENCE.search(text) is not None)
+    # "We moved to 2pm for the weekly sync" is a meeting's move, not the speaker's.
+    residence = (
+        not _extract.product_topics(text)
+        and _kind(new) != "clock"
+        and (
+            _SPEAKER_RESIDENCE.search(text) is not None
+            or (_PERSONS.search(subject) is not None and _RESIDENCE.search(text) is not None)
+        )
     )
     return Change(subject, new, old_kept, residence)
 
@@ -393,17 +396,6 @@ def _subject(raw: str) -> str:
     words = re.sub(r"\s+", " ", _SUBJECT_NOISE.sub(" ", clause)).strip().lstrip("的").strip()
     # "用户" / "the user" is how an LLM's compaction names the speaker.
     return "" if re.fullmatch(r"用户|(?:the )?user", words, re.IGNORECASE) else words
-
-
-def _own_subject_is_role(text: str, role: str) -> bool:
-    """Whether a memory's own subject, the words before its first verb of choice
-    ("The admin panel uses React": admin panel), is nobody in particular ("我们用
-    Memcached", "We use MySQL") or the bare ``role`` itself ("The cache is Memcached").
-    A memory with no such verb has no subject to compare."""
-    clause = _CLAUSE.split(text)[0]
-    verb = _CHOICE_VERB.search(clause)
-    own = _subject(clause[: verb.start()]) if verb else ""
-    return not own or (_extract.known_topic(own) == role and _extract.bare_role(own))
 
 
 def _words(text: str) -> set[str]:
@@ -496,8 +488,6 @@ def change_applies(new_text: str, old_text: str) -> bool:
             or _qualifiers(change.subject)
             # "The analytics database switched to X" says nothing of "the main database".
             or not _extract.bare_role(change.subject)
-            # "The frontend switched to Vue" says nothing of "the admin panel uses React".
-            or not _own_subject_is_role(old_text, role)
         ):
             return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:

@@ -23,7 +23,7 @@ import numpy as np
 from memory_pg import _facts
 from memory_pg._segment import segment
 from memory_pg.config import SupersedePolicy
-from memory_pg.entities import extract, named_in
+from memory_pg.entities import extract
 from memory_pg.sql.memories import NewMemory
 
 logger = logging.getLogger(__name__)
@@ -101,6 +101,8 @@ def ask_judge(judge: Judge, old: str, new: str) -> Action:
     return "add"
 
 
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
 #: English function words left out of :func:`word_overlap` (jieba's side drops Chinese ones).
 _EN_STOPWORDS = frozenset(
     "a an the our my your his her their its we i you he she they it is are was were be "
@@ -126,16 +128,25 @@ def word_overlap(a: str, b: str) -> float:
 
 
 def _other_people(a: str, b: str) -> bool:
-    """Whether each text names a person the other does not name.
+    """Whether the two texts are about two people: each starts with a Chinese name
+    (jieba's person tag) and the names differ.
 
     "小王喜欢喝咖啡" and "小李喜欢喝咖啡" read alike (cosine 0.84 with a model that
     sees both as ``[UNK]``, word overlap 0.6), but they are facts about two people,
-    not one fact that changed. A person named on one side only ("I like tea" / "Tom
-    and I like tea") says nothing of the kind: that pair is left to the other rules.
+    not one fact that changed. A name in the value ("项目负责人是王芳" / "…是李娜") is
+    what changed, and is left to the other rules; so is English, which the model
+    reads and whose capitalised first word is no sure name ("Vim is my editor").
     """
-    people_a = [f for f in extract(a) if f.kind == "person"]
-    people_b = [f for f in extract(b) if f.kind == "person"]
-    return len(named_in(b, people_a)) < len(people_a) and len(named_in(a, people_b)) < len(people_b)
+    return bool((first := _first_person(a)) and (other := _first_person(b)) and first != other)
+
+
+def _first_person(text: str) -> str | None:
+    """The key of the Chinese name ``text`` starts with, if it does."""
+    start = text.lstrip()
+    for found in extract(start):
+        if found.kind == "person" and _HAN.match(found.name) and start.startswith(found.name):
+            return found.key
+    return None
 
 
 def _numbers(text: str) -> list[str]:

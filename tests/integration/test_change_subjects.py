@@ -27,7 +27,11 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         ),
         ("user_profile", "我妈妈住在北京", "我已经搬到上海了"),
         ("key_decision", "测试环境使用 MySQL", "生产环境不再使用 MySQL"),
-        ("key_decision", "The admin panel uses React", "The frontend switched to Vue"),
+        # A meeting's move to a time is no move of home.
+        ("user_profile", "I live in Berlin", "We moved to 2pm for the weekly sync"),
+        ("user_profile", "我住在北京", "我搬到 8:00 以后再出门"),
+        # An old time is no old value: any memory may name it.
+        ("project_status", "The backup runs at 8am", "I stopped taking the 8am train"),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -56,6 +60,22 @@ def test_the_same_words_about_another_person_keep_both(
     store.add_memory(new, memory_type)
     assert {r["text"] for r in store.list_memories()} == {old, new}
     assert [e["event"] for e in store.history(old_id)] == ["added"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The person is the value that changed, not who the fact is about.
+        ("项目负责人是王芳", "项目负责人是李娜"),
+        ("后端负责人是小王", "后端负责人是小李"),
+        ("My favourite editor is Vim", "My favourite editor is Emacs"),
+    ],
+)
+def test_a_new_person_in_the_same_role_replaces_the_old_one(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+    assert [r["text"] for r in store.list_memories()] == [new]
 
 
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
