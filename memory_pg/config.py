@@ -249,10 +249,10 @@ class RankingSettings:
     a model that sees a query as ``[UNK]`` does not dilute the full-text leg. The
     last factor applies when the query names a time ("上周", "in May"): see
     :mod:`memory_pg.timespan`. The factor after it applies when the query names an
-    entity the user's memories name (a person, place, project: see
-    :mod:`memory_pg.entities`): ``entity_match`` is 1 for a memory that names one of
-    them, so "what does 小王 like" prefers what was said of 小王 over what was said
-    of 小李 in the same words.
+    entity (a person, place, project: see :mod:`memory_pg.entities`) and some
+    candidate names it too, by its text (the name as a word) or a mention (an
+    LLM's name for it): ``entity_match`` is 1 for those, so "what does 小王 like"
+    prefers what was said of 小王 over what was said of 小李 in the same words.
 
     The last line is for conversations kept turn by turn: a turn that asks a
     question (its text ends with ``?`` or ``？``) holds no fact of its own, and the

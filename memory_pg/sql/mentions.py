@@ -3,10 +3,13 @@ pure builder, no I/O; see :func:`memory_pg.scoring.entity_boost`)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, any_, exists, func, literal, select
+from sqlalchemy import ColumnElement, Float, any_, case, exists, func, literal, or_, select
 
+from memory_pg.config import RankingSettings
 from memory_pg.tables import entities, memory_entities
 
 e = entities
@@ -14,23 +17,68 @@ me = memory_entities
 
 
 def names_entity(
-    memory_id: ColumnElement[Any], user_id: ColumnElement[Any], keys: ColumnElement[Any]
+    memory_id: ColumnElement[Any],
+    text: ColumnElement[Any],
+    user_id: ColumnElement[Any],
+    keys: ColumnElement[Any],
+    pattern: ColumnElement[Any],
 ) -> ColumnElement[bool]:
-    """Whether the memory ``memory_id`` names one of the user's entities whose key is
-    in ``keys`` (the entities a search's query names).
+    """Whether a memory names one of the entities a search's query names: its text
+    holds one of their keys as a word (:func:`key_pattern`, case-insensitive), or it
+    mentions one of the user's entities with such a key (an LLM's name for it that
+    the text lacks, "王伟" for "小王 joined").
 
-    The entities are looked up once per statement (an uncorrelated ``ARRAY(...)``,
-    by the ``(user_id, key)`` index); each memory then by its mentions' primary key.
-    The memory is one the search may already show: the answer says nothing of others.
+    The text decides for memories written before mentions were kept (migration
+    0007). The entities are looked up once per statement (an uncorrelated
+    ``ARRAY(...)``, by the ``(user_id, key)`` index); each memory then by its
+    mentions' primary key. The memory is one the search may already show: the
+    answer says nothing of others.
     """
     named = func.array(
         select(e.c.id).where(e.c.user_id == user_id, e.c.key == any_(keys)).scalar_subquery()
     )
-    return exists(
+    mentioned = exists(
         select(literal(1)).where(
             me.c.user_id == user_id, me.c.memory_id == memory_id, me.c.entity_id == any_(named)
         )
     )
+    return or_(text.op("~*", is_comparison=True)(pattern), mentioned)
 
 
-__all__ = ["names_entity"]
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def key_pattern(keys: Sequence[str]) -> str:
+    """A PostgreSQL regular expression (for ``~*``) that finds any of ``keys``: a
+    Latin key as a whole word ("Al" is not named by "also"), a Chinese one anywhere.
+    Every character but a letter or digit is escaped."""
+    alternatives = []
+    for key in keys:
+        escaped = re.sub(r"([^\w])", r"\\\1", key)
+        if _HAN.search(key):
+            alternatives.append(escaped)
+        else:
+            alternatives.append("(^|[^[:alnum:]_])" + escaped + "($|[^[:alnum:]_])")
+    return "|".join(alternatives)
+
+
+def entity_factor(
+    named: ColumnElement[Any], rs: RankingSettings
+) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    """``(factor, entity_match)``: :func:`memory_pg.scoring.entity_boost` in SQL.
+
+    ``entity_match`` is 1.0 for a candidate that names one of the query's entities.
+    The factor is 1 for those and ``1 / (1 + entity_weight)`` for the rest, but only
+    when some candidate of the search names one: otherwise every score stays as it
+    was (a capitalised word of the query that names nothing lowers nothing).
+    """
+    match = case((named, literal(1.0, Float)), else_=literal(0.0, Float))
+    weight = literal(rs.entity_weight, Float)
+    factor = case(
+        (func.bool_or(named).over(), (1.0 + weight * match) / (1.0 + weight)),
+        else_=literal(1.0, Float),
+    )
+    return factor, match
+
+
+__all__ = ["entity_factor", "key_pattern", "names_entity"]

@@ -47,7 +47,7 @@ from memory_pg.scoring import (
 from memory_pg.sql import dialogue, lexical
 from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MAX_ACCESS_COUNT, MEMORY_COLUMNS, current_conditions, visible_to
-from memory_pg.sql.mentions import names_entity
+from memory_pg.sql.mentions import entity_factor, key_pattern, names_entity
 from memory_pg.tables import memories
 from memory_pg.timespan import find_timespan
 
@@ -148,6 +148,7 @@ _P_VIEWER = bindparam("viewer_agent", type_=m.c.agent_id.type)
 _P_WRITERS = bindparam("writer_agents", type_=m.c.agent_id.type, expanding=True)
 #: The keys of the entities the query names (:func:`memory_pg.entities.extract`).
 _P_ENTITY_KEYS = bindparam("entity_keys", type_=ARRAY(Text))
+_P_ENTITY_PATTERN = bindparam("entity_pattern", type_=Text)
 
 
 def _scope_shape(filters: SearchFilters) -> dict[str, bool]:
@@ -357,6 +358,7 @@ def search_statement(
         values["time_start"], values["time_end"] = span.start, span.end
     if entity_keys:
         values["entity_keys"] = entity_keys
+        values["entity_pattern"] = key_pattern(entity_keys)
     if en_any:
         values["lex_en_any"], values["lex_en_own"] = en_any, en_own
     if cjk_any:
@@ -507,7 +509,11 @@ def build_search(shape: SearchShape) -> Select[Any]:
             recency.label("recency"),
             reinforcement.label("reinforcement"),
             *(
-                [names_entity(m.c.id, _P_USER_ID, _P_ENTITY_KEYS).label("names_entity")]
+                [
+                    names_entity(
+                        m.c.id, m.c.text, _P_USER_ID, _P_ENTITY_KEYS, _P_ENTITY_PATTERN
+                    ).label("names_entity")
+                ]
                 if shape.entities
                 else []
             ),
@@ -515,6 +521,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
         .select_from(fused.join(m, and_(m.c.user_id == _P_USER_ID, m.c.id == fused.c.id)))
         .cte("parts")
     )
+    if shape.entities:  # worked out once a candidate, not once per use of the column
+        parts = parts.prefix_with("MATERIALIZED")
     most = 1.0 + rs.recency_weight + rs.importance_weight + rs.reinforcement_weight
     score = (
         parts.c.relevance
@@ -541,13 +549,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
         score = score * (1.0 + literal(rs.time_weight) * time_match) / literal(1.0 + rs.time_weight)
         extra.append(time_match.label("time_match"))
     if shape.entities:
-        # scoring.entity_boost, in SQL.
-        entity_match = case((parts.c.names_entity, literal(1.0)), else_=literal(0.0))
-        score = (
-            score
-            * (1.0 + literal(rs.entity_weight) * entity_match)
-            / literal(1.0 + rs.entity_weight)
-        )
+        factor, entity_match = entity_factor(parts.c.names_entity, rs)
+        score = score * factor
         extra.append(entity_match.label("entity_match"))
     heavy = (held if held is not None else cast(null(), Boolean)).label("user_heavy")
     gates = []

@@ -76,3 +76,46 @@ def test_a_negative_entity_weight_is_refused() -> None:
 
     with pytest.raises(ConfigurationError):
         RankingSettings(entity_weight=-0.1)
+
+
+def test_a_name_that_no_candidate_names_changes_no_score(make_store: Any) -> None:
+    weighed = make_store(user_id="alice")
+    weighed.add_memories(
+        [
+            {"text": "Deploys go out on Thursdays after the review", "memory_type": "key_decision"},
+            {"text": "The review meeting is on Wednesdays", "memory_type": "key_decision"},
+        ]
+    )
+    plain = make_store(user_id="alice", ranking=RankingSettings(entity_weight=0.0))
+    query = "When does Priya deploy?"  # Priya is named by no memory
+    before = {h["id"]: h["score"] for h in plain.search(query, top_k=2, track_access=False)}
+    after = weighed.search(query, top_k=2, track_access=False)
+    assert [h["entity_match"] for h in after] == [0.0, 0.0]
+    # (recency moves on between the two searches: a millionth, not a tenth)
+    assert {h["id"]: h["score"] for h in after} == pytest.approx(before, rel=1e-6)
+
+
+def test_a_memory_with_no_mention_rows_still_names_the_entity_by_its_text(
+    store: Any, raw: Any
+) -> None:
+    # Memories written before mentions were kept (migration 0007) have none.
+    old = store.add_memory("Melanie painted a horse in the barn", "dialogue")
+    store.add_memory("Caroline painted a sunset over the lake", "dialogue")
+    raw.execute("DELETE FROM memory_pg_memory_entities WHERE memory_id = %s", (old,))
+    hits = {h["id"]: h for h in store.search("What did Melanie paint?", top_k=2)}
+    assert hits[old]["entity_match"] == 1.0
+
+
+def test_an_entity_the_text_does_not_spell_is_found_through_its_mention(store: Any) -> None:
+    # The LLM named the person of "小王 joined" 王伟: a query for 王伟 names that memory.
+    ours, _ = store.add_memories(
+        [
+            {
+                "text": "小王 joined the design team",
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+            },
+            {"text": "小李 joined the design team"},
+        ]
+    )
+    hits = {h["id"]: h["entity_match"] for h in store.search("王伟 joined which team?", top_k=2)}
+    assert hits[ours] == 1.0 and sorted(hits.values()) == [0.0, 1.0]
