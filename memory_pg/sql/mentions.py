@@ -3,6 +3,7 @@ pure builder, no I/O; see :func:`memory_pg.scoring.entity_boost`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -10,10 +11,18 @@ from typing import Any
 from sqlalchemy import ColumnElement, Float, any_, case, exists, func, literal, or_, select
 
 from memory_pg.config import RankingSettings
+from memory_pg.entities import extract
 from memory_pg.tables import entities, memory_entities
 
 e = entities
 me = memory_entities
+
+
+@functools.lru_cache(maxsize=256)
+def query_entity_keys(query: str) -> tuple[str, ...]:
+    """The keys of the entities ``query`` names; cached like the query's vector (the
+    Chinese side tags words with jieba: about 0.6 ms a query)."""
+    return tuple(f.key for f in extract(query))
 
 
 def names_entity(
@@ -81,4 +90,4 @@ def entity_factor(
     return factor, match
 
 
-__all__ = ["entity_factor", "key_pattern", "names_entity"]
+__all__ = ["entity_factor", "key_pattern", "names_entity", "query_entity_keys"]

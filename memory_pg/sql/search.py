@@ -35,7 +35,6 @@ from sqlalchemy.sql.elements import BindParameter
 
 from memory_pg._segment import term_queries
 from memory_pg.config import RankingSettings
-from memory_pg.entities import extract as named_entities
 from memory_pg.scoring import (
     BM25_AVG_LENGTH,
     BM25_B,
@@ -47,7 +46,7 @@ from memory_pg.scoring import (
 from memory_pg.sql import dialogue, lexical
 from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MAX_ACCESS_COUNT, MEMORY_COLUMNS, current_conditions, visible_to
-from memory_pg.sql.mentions import entity_factor, key_pattern, names_entity
+from memory_pg.sql.mentions import entity_factor, key_pattern, names_entity, query_entity_keys
 from memory_pg.tables import memories
 from memory_pg.timespan import find_timespan
 
@@ -319,7 +318,7 @@ def search_statement(
     # The words that named the time are not content words.
     content = span.rest if span else query_text
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
-    entity_keys = list(_entity_keys(content)) if rs.entity_weight > 0 else []
+    entity_keys = list(query_entity_keys(content)) if rs.entity_weight > 0 else []
     shape = SearchShape(
         _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
@@ -368,13 +367,6 @@ def search_statement(
     if filters.min_lexical is not None:
         values["min_lexical"] = filters.min_lexical
     return build_search(shape), values
-
-
-@functools.lru_cache(maxsize=256)
-def _entity_keys(query: str) -> tuple[str, ...]:
-    """The keys of the entities ``query`` names; cached like the query's vector (the
-    Chinese side tags words with jieba: about 0.6 ms a query)."""
-    return tuple(f.key for f in named_entities(query))
 
 
 def _with_values(
