@@ -15,7 +15,13 @@ aliases their own memory's text contains (case-insensitive). An alias such an
 entity got from an LLM and that no text contains is then shown to no agent, and
 an alias only a private memory's text contains only to the agent that wrote it.
 The fill-in runs as the tables' owner with row-level security not forced for the
-length of this transaction (the policies would otherwise show it no row).
+length of this transaction (the policies would otherwise show it no row). Those
+``ALTER TABLE`` statements take an ACCESS EXCLUSIVE lock on the memories, entities
+and mentions tables until the migration commits: searches and writes wait for the
+fill-in, which reads only the mentions of entities that have aliases. While a lock
+waits for a transaction holding its table, later queries wait behind it, so the
+migration gives up after 5 s (``lock_timeout``; ``memory-pg migrate`` says so with
+``QueryTimeout``) and is run again in a quieter moment.
 
 The entity's own ``aliases`` column is kept and still written (a downgrade needs
 nothing else); the downgrade drops the column.
@@ -80,8 +86,12 @@ def upgrade() -> None:
             nullable=False,
         ),
     )
+    # The ALTERs lock the tables until the migration commits; while one waits for a
+    # transaction that holds its table, every later query waits behind it: 5 s at most.
+    op.execute("SET LOCAL lock_timeout = '5s'")
     for statement in _NOT_FORCED:
         op.execute(statement)
+    op.execute("SET LOCAL lock_timeout TO DEFAULT")
     op.execute(_FILL)
     for statement in _FORCED:
         op.execute(statement)

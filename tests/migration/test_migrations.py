@@ -230,14 +230,16 @@ def test_0011_leaves_no_pending_list_for_a_search_to_scan(engine, raw):
 
 
 @pytest.mark.slow  # waits out the migration's 5 s lock_timeout
-def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later(
-    engine, raw, db_url
+@pytest.mark.parametrize("before", ["0010", "0012"])
+def test_a_locking_revision_gives_up_on_a_table_another_transaction_reads_and_runs_again_later(
+    engine, raw, db_url, before
 ):
-    """``ALTER INDEX`` waits for every transaction that touched the table, and every
-    later query of it waits behind the ALTER: the migration gives up after 5 s."""
+    """``ALTER INDEX`` (0011) and ``ALTER TABLE`` (0013) wait for every transaction that
+    touched the table, and every later query of it waits behind the ALTER: the
+    migration gives up after 5 s."""
     from tests.acceptance.test_cli import run as run_installed
 
-    schema.downgrade(engine, "0010")
+    schema.downgrade(engine, before)
     reader = create_engine(db_url)
     try:
         with reader.connect() as conn:
@@ -250,7 +252,7 @@ def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later
     assert "lock_timeout" in proc.stderr and "run it again" in proc.stderr
     assert "Traceback" not in proc.stderr
     with engine.connect() as conn:
-        assert schema.current_revision(conn) == "0010"
+        assert schema.current_revision(conn) == before
     run_installed(["migrate"], {"MEMORY_PG_DATABASE_URL": db_url})
     with engine.connect() as conn:
         assert schema.current_revision(conn) == schema.head_revision()
@@ -258,6 +260,8 @@ def test_0011_gives_up_on_a_table_another_transaction_reads_and_runs_again_later
         "SELECT reloptions FROM pg_class WHERE relname = 'memory_pg_memories_search_tsv_idx'"
     ).fetchone()[0]
     assert options == ["fastupdate=off"]
+    columns = {c["name"] for c in inspect(engine).get_columns("memory_pg_memory_entities")}
+    assert "spellings" in columns
 
 
 def test_0013_gives_each_mention_the_aliases_its_agents_may_see(make_store, engine):
