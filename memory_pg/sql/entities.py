@@ -61,7 +61,14 @@ def find_entity(user_id: str, key: str, name: str, agent_id: str | None) -> Sele
     )
     return (
         select(e.c.id, e.c.name, e.c.kind, aliases_seen(agent_id).label("aliases"), e.c.created_at)
-        .where(e.c.user_id == user_id, seen)
+        .where(
+            e.c.user_id == user_id,
+            # Every spelling any memory gave is among the entity's aliases: the
+            # (user_id, key) index or one pass over the user's entities picks the
+            # candidates, and ``seen`` checks them against the visible memories.
+            or_(e.c.key == key, literal(name, Text) == any_(e.c.aliases)),
+            seen,
+        )
         .order_by((e.c.key == key).desc(), e.c.created_at)
         .limit(1)
     )

@@ -19,10 +19,10 @@ me = memory_entities
 
 
 @functools.lru_cache(maxsize=256)
-def query_entity_keys(query: str) -> tuple[str, ...]:
-    """The keys of the entities ``query`` names; cached like the query's vector (the
-    Chinese side tags words with jieba: about 0.6 ms a query)."""
-    return tuple(f.key for f in extract(query))
+def query_entities(query: str) -> tuple[tuple[str, str], ...]:
+    """``(key, name as written)`` of the entities ``query`` names; cached like the
+    query's vector (the Chinese side tags words with jieba: about 0.6 ms a query)."""
+    return tuple((f.key, f.name) for f in extract(query))
 
 
 def names_entity(
@@ -33,7 +33,7 @@ def names_entity(
     pattern: ColumnElement[Any],
 ) -> ColumnElement[bool]:
     """Whether a memory names one of the entities a search's query names: its text
-    holds one of their keys as a word (:func:`key_pattern`, case-insensitive), or it
+    holds one of their names as the query wrote it (:func:`name_pattern`), or it
     mentions one of the user's entities with such a key (an LLM's name for it that
     the text lacks, "王伟" for "小王 joined").
 
@@ -51,20 +51,21 @@ def names_entity(
             me.c.user_id == user_id, me.c.memory_id == memory_id, me.c.entity_id == any_(named)
         )
     )
-    return or_(text.op("~*", is_comparison=True)(pattern), mentioned)
+    return or_(text.op("~", is_comparison=True)(pattern), mentioned)
 
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
-def key_pattern(keys: Sequence[str]) -> str:
-    """A PostgreSQL regular expression (for ``~*``) that finds any of ``keys``: a
-    Latin key as a whole word ("Al" is not named by "also"), a Chinese one anywhere.
-    Every character but a letter or digit is escaped."""
+def name_pattern(names: Sequence[str]) -> str:
+    """A PostgreSQL regular expression (for ``~``) that finds any of ``names`` as the
+    query wrote them: a Latin name as a whole word and with its capitals ("Bill" is
+    not the electricity "bill", "Al" not "also"), a Chinese one anywhere. Every
+    character but a letter or digit is escaped."""
     alternatives = []
-    for key in keys:
-        escaped = re.sub(r"([^\w])", r"\\\1", key)
-        if _HAN.search(key):
+    for name in names:
+        escaped = re.sub(r"([^\w])", r"\\\1", name)
+        if _HAN.search(name):
             alternatives.append(escaped)
         else:
             alternatives.append("(^|[^[:alnum:]_])" + escaped + "($|[^[:alnum:]_])")
@@ -90,4 +91,4 @@ def entity_factor(
     return factor, match
 
 
-__all__ = ["entity_factor", "key_pattern", "names_entity", "query_entity_keys"]
+__all__ = ["entity_factor", "name_pattern", "names_entity", "query_entities"]

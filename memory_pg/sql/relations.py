@@ -111,18 +111,24 @@ def record_mentions(user_id: str, found: Sequence[NewEntity]) -> tuple[Any, dict
                 known.memory_id, known.name, known.key, known.kind, tuple(sorted(spellings))
             )
     keys = list(by_key)
-    values = {
+    values: dict[str, Any] = {
         "rel_user_id": user_id,
         "ent_names": [by_key[k].name for k in keys],
         "ent_keys": keys,
         "ent_kinds": [by_key[k].kind for k in keys],
         # One text per entity (arrays of arrays must be rectangular): a unit separator.
         "ent_aliases": ["\x1f".join(by_key[k].aliases) for k in keys],
-        "mention_memory_ids": [f.memory_id for f in found],
-        "mention_keys": [f.key for f in found],
-        # What each memory itself called the entity: an agent is shown only these
-        # of the memories it may see (one text per mention, as for the aliases).
-        "mention_spellings": ["\x1f".join(dict.fromkeys((f.name, *f.aliases))) for f in found],
+    }
+    # What each memory itself called each entity (every spelling of one key, when a
+    # memory lists it twice): an agent is shown only these of the memories it may see.
+    spelled: dict[tuple[uuid.UUID, str], dict[str, None]] = {}
+    for f in found:
+        spelled.setdefault((f.memory_id, f.key), {}).update(dict.fromkeys((f.name, *f.aliases)))
+    values |= {
+        "mention_memory_ids": [memory_id for memory_id, _ in spelled],
+        "mention_keys": [key for _, key in spelled],
+        # One text per mention, as for the aliases.
+        "mention_spellings": ["\x1f".join(names) for names in spelled.values()],
     }
     return _record_mentions(), values
 
@@ -186,7 +192,7 @@ def insert_links(
     user_id: str, links: Sequence[tuple[uuid.UUID, str, uuid.UUID]]
 ) -> tuple[Any, dict[str, Any]]:
     """Insert ``(src, relation, dst)`` links of one user; a link already there is kept."""
-    values = {
+    values: dict[str, Any] = {
         "rel_user_id": user_id,
         "link_src": [s for s, _, _ in links],
         "link_relation": [r for _, r, _ in links],

@@ -46,7 +46,7 @@ from memory_pg.scoring import (
 from memory_pg.sql import dialogue, lexical
 from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MAX_ACCESS_COUNT, MEMORY_COLUMNS, current_conditions, visible_to
-from memory_pg.sql.mentions import entity_factor, key_pattern, names_entity, query_entity_keys
+from memory_pg.sql.mentions import entity_factor, name_pattern, names_entity, query_entities
 from memory_pg.tables import memories
 from memory_pg.timespan import find_timespan
 
@@ -318,7 +318,8 @@ def search_statement(
     # The words that named the time are not content words.
     content = span.rest if span else query_text
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
-    entity_keys = list(query_entity_keys(content)) if rs.entity_weight > 0 else []
+    named = query_entities(content) if rs.entity_weight > 0 else ()
+    entity_keys = [key for key, _ in named]
     shape = SearchShape(
         _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
@@ -357,7 +358,7 @@ def search_statement(
         values["time_start"], values["time_end"] = span.start, span.end
     if entity_keys:
         values["entity_keys"] = entity_keys
-        values["entity_pattern"] = key_pattern(entity_keys)
+        values["entity_pattern"] = name_pattern([name for _, name in named])
     if en_any:
         values["lex_en_any"], values["lex_en_own"] = en_any, en_own
     if cjk_any:

@@ -119,3 +119,11 @@ def test_an_entity_the_text_does_not_spell_is_found_through_its_mention(store: A
     )
     hits = {h["id"]: h["entity_match"] for h in store.search("王伟 joined which team?", top_k=2)}
     assert hits[ours] == 1.0 and sorted(hits.values()) == [0.0, 1.0]
+
+
+def test_a_name_is_matched_with_its_capitals(store: Any) -> None:
+    # "Bill" the person, not the electricity bill.
+    person = store.add_memory("Bill said the budget is tight this quarter", "dialogue")
+    thing = store.add_memory("I have to pay the electricity bill, the budget is tight", "dialogue")
+    hits = {h["id"]: h["entity_match"] for h in store.search("What did Bill say about the budget?")}
+    assert (hits[person], hits[thing]) == (1.0, 0.0)

@@ -76,3 +76,22 @@ def test_entities_given_with_a_memory_are_checked_and_used(store):
         with pytest.raises(InvalidArgument):
             store.add_memories([{"text": "another memory", "entities": bad}])
     assert len(store.list_memories()) == 1
+
+
+def test_one_memory_listing_an_entity_twice_keeps_every_spelling(store: Any) -> None:
+    # Two entries of one key (OpenAI, openai): both spellings are the memory's own.
+    [memory_id] = store.add_memories(
+        [
+            {
+                "text": "We signed the OpenAI contract",
+                "entities": [
+                    {"name": "OpenAI", "kind": "organisation", "aliases": []},
+                    {"name": "openai", "kind": "organisation", "aliases": ["oai"]},
+                ],
+            }
+        ]
+    )
+    found = store.entity("oai")
+    assert found is not None and found["name"] == "OpenAI"
+    assert [m["id"] for m in found["memories"]] == [memory_id]
+    assert set(found["aliases"]) == {"openai", "oai"}

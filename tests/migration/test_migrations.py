@@ -264,42 +264,52 @@ def test_a_locking_revision_gives_up_on_a_table_another_transaction_reads_and_ru
     assert "spellings" in columns
 
 
-def test_0013_gives_each_mention_the_aliases_its_agents_may_see(make_store, engine):
-    """Before 0013 an entity's aliases were one list; the fill-in keeps all of them
-    for an entity no private memory names, and only those in a memory's own text
-    for one that a private memory names."""
+def test_0013_gives_each_mention_the_aliases_its_own_text_holds(make_store, engine):
+    """Before 0013 an entity's aliases were one list, gathered from every memory that
+    named it (deleted ones too); the fill-in gives each mention only the aliases its
+    own memory's text holds (Latin ones as whole words)."""
     store = make_store(user_id="alice")
     store.add_memories(
         [
             {
-                "text": "王伟 joined the design team",
-                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+                "text": "Project Zeus ships in May; Zeus needs a designer",
+                "entities": [{"name": "Project Zeus", "kind": "project", "aliases": ["Zeus"]}],
             },
-            {
-                "text": "Project Zeus ships in May",
-                "entities": [{"name": "Project Zeus", "kind": "project", "aliases": ["PZ-1"]}],
-            },
+            {"text": "王伟 joined the design team"},
+            {"text": "Robert Chen leads the payments team"},
         ],
         agent_id="planner",
     )
-    store.add_memories(
+    [gone] = store.add_memories(
         [
             {
-                "text": "Wei (王伟) is interviewing elsewhere",
+                "text": "王伟 is interviewing elsewhere",
                 "private": True,
-                "entities": [{"name": "王伟", "kind": "person", "aliases": ["Wei"]}],
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
             }
         ],
         agent_id="coder",
     )
+    store.add_memories(
+        [
+            {
+                "text": "Robert Chen told me about the offer",
+                "private": True,
+                "entities": [{"name": "Robert Chen", "kind": "person", "aliases": ["Rob"]}],
+            }
+        ],
+        agent_id="coder",
+    )
+    store.delete_memory(gone)  # the entity's list still holds 小王
     store.close()
     schema.downgrade(engine, "0012")
     schema.upgrade(engine)
     after = make_store(user_id="alice")
-    # Shared only: every alias, as before.
-    assert after.entity("PZ-1", agent_id="planner")["aliases"] == ["PZ-1"]
-    # Named in a private note: the planner sees no alias its shared text lacks ("小王"
-    # came from an LLM and no text has it), the coder the one its own note holds.
+    # An alias the shared text holds stays for every agent.
+    assert after.entity("Zeus", agent_id="planner")["aliases"] == ["Zeus"]
+    # Neither the deleted private note's alias nor a nickname that is only the start
+    # of a word in the shared text ("Rob" in "Robert") is shown to the planner.
     assert after.entity("王伟", agent_id="planner")["aliases"] == []
-    assert after.entity("Wei", agent_id="planner") is None
-    assert after.entity("Wei", agent_id="coder")["aliases"] == ["Wei"]
+    assert after.entity("小王", agent_id="planner") is None
+    assert after.entity("Rob", agent_id="planner") is None
+    assert after.entity("Robert Chen", agent_id="planner")["aliases"] == []
