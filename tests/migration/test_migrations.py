@@ -313,3 +313,51 @@ def test_0013_gives_each_mention_the_aliases_its_own_text_holds(make_store, engi
     assert after.entity("小王", agent_id="planner") is None
     assert after.entity("Rob", agent_id="planner") is None
     assert after.entity("Robert Chen", agent_id="planner")["aliases"] == []
+
+
+def test_0013_that_fails_changes_nothing_even_without_a_transaction(make_store, db_url, raw):
+    """The fill-in runs with row-level security not forced: on an AUTOCOMMIT
+    connection a failure half-way must not leave it so (one DO block)."""
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {
+                "text": "王伟 joined the design team",
+                "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+            }
+        ]
+    )
+    store.close()
+    autocommit = create_engine(db_url, isolation_level="AUTOCOMMIT")
+    try:
+        schema.downgrade(autocommit, "0012")
+        raw.execute(
+            "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused'; END $$"
+        )
+        raw.execute(
+            "CREATE TRIGGER test_refuse BEFORE UPDATE ON memory_pg_memory_entities "
+            "FOR EACH ROW EXECUTE FUNCTION test_refuse()"
+        )
+        with pytest.raises(Exception, match="refused"):
+            schema.upgrade(autocommit)
+        forced = raw.execute(
+            "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname IN "
+            "('memory_pg_memories', 'memory_pg_entities', 'memory_pg_memory_entities')"
+        ).fetchall()
+        assert sorted(forced) == [
+            ("memory_pg_entities", True),
+            ("memory_pg_memories", True),
+            ("memory_pg_memory_entities", True),
+        ]
+        columns = {c["name"] for c in inspect(autocommit).get_columns("memory_pg_memory_entities")}
+        assert "spellings" not in columns
+        with autocommit.connect() as conn:
+            assert schema.current_revision(conn) == "0012"
+        raw.execute("DROP TRIGGER test_refuse ON memory_pg_memory_entities")
+        raw.execute("DROP FUNCTION test_refuse()")
+        schema.upgrade(autocommit)
+        with autocommit.connect() as conn:
+            assert schema.current_revision(conn) == schema.head_revision()
+    finally:
+        autocommit.dispose()
