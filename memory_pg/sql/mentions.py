@@ -77,18 +77,18 @@ def entity_factor(
 ) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
     """``(factor, entity_match)``: :func:`memory_pg.scoring.entity_boost` in SQL.
 
-    ``entity_match`` is 1.0 for a candidate that names one of the query's entities.
-    The factor is 1 for those and ``1 / (1 + entity_weight)`` for the rest, but only
-    when some candidate of the search names one: otherwise every score stays as it
-    was (a capitalised word of the query that names nothing lowers nothing).
+    ``entity_match`` is 1.0 for a candidate that names one of the query's entities
+    and 0.0 for the rest. The factor is 1 for those and ``1 / (1 + entity_weight)``
+    for the rest, but only when some candidate of the search names one: otherwise
+    every score stays as it was (a capitalised word of the query that names nothing
+    lowers nothing), and ``entity_match`` is NULL, so a result says whether the
+    factor was applied.
     """
+    applies = func.bool_or(named).over()
     match = case((named, literal(1.0, Float)), else_=literal(0.0, Float))
     weight = literal(rs.entity_weight, Float)
-    factor = case(
-        (func.bool_or(named).over(), (1.0 + weight * match) / (1.0 + weight)),
-        else_=literal(1.0, Float),
-    )
-    return factor, match
+    factor = case(((applies, (1.0 + weight * match) / (1.0 + weight))), else_=literal(1.0, Float))
+    return factor, case((applies, match))
 
 
 __all__ = ["entity_factor", "name_pattern", "names_entity", "query_entities"]
