@@ -107,6 +107,11 @@ class Entity:
     aliases: tuple[str, ...] = ()
 
 
+def has_han(text: str) -> bool:
+    """Whether ``text`` holds a Chinese character (a name of the Chinese rules)."""
+    return _HAN.search(text) is not None
+
+
 def entity_key(name: str) -> str:
     """The form two names must share to be one entity (no fuzzy matching, ever).
 
@@ -372,5 +377,6 @@ __all__ = [
     "entity_key",
     "extract",
     "from_llm",
+    "has_han",
     "named_in",
 ]

@@ -23,7 +23,7 @@ import numpy as np
 from memory_pg import _facts
 from memory_pg._segment import segment
 from memory_pg.config import SupersedePolicy
-from memory_pg.entities import extract
+from memory_pg.entities import extract, has_han
 from memory_pg.sql.memories import NewMemory
 
 logger = logging.getLogger(__name__)
@@ -101,8 +101,6 @@ def ask_judge(judge: Judge, old: str, new: str) -> Action:
     return "add"
 
 
-_HAN = re.compile(r"[\u4e00-\u9fff]")
-
 #: English function words left out of :func:`word_overlap` (jieba's side drops Chinese ones).
 _EN_STOPWORDS = frozenset(
     "a an the our my your his her their its we i you he she they it is are was were be "
@@ -144,7 +142,7 @@ def _first_person(text: str) -> str | None:
     """The key of the Chinese name ``text`` starts with, if it does."""
     start = text.lstrip()
     for found in extract(start):
-        if found.kind == "person" and _HAN.match(found.name) and start.startswith(found.name):
+        if found.kind == "person" and has_han(found.name) and start.startswith(found.name):
             return found.key
     return None
 

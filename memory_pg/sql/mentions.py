@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Float, any_, case, exists, func, literal, or_, select
 
 from memory_pg.config import RankingSettings
-from memory_pg.entities import extract
+from memory_pg.entities import extract, has_han
 from memory_pg.tables import entities, memory_entities
 
 e = entities
@@ -54,9 +54,6 @@ def names_entity(
     return or_(text.op("~", is_comparison=True)(pattern), mentioned)
 
 
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
 def name_pattern(names: Sequence[str]) -> str:
     """A PostgreSQL regular expression (for ``~``) that finds any of ``names`` as the
     query wrote them: a Latin name as a whole word and with its capitals ("Bill" is
@@ -65,7 +62,7 @@ def name_pattern(names: Sequence[str]) -> str:
     alternatives = []
     for name in names:
         escaped = re.sub(r"([^\w])", r"\\\1", name)
-        if _HAN.search(name):
+        if has_han(name):
             alternatives.append(escaped)
         else:
             alternatives.append("(^|[^[:alnum:]_])" + escaped + "($|[^[:alnum:]_])")
