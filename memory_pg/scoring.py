@@ -161,13 +161,13 @@ def time_boost(time_match_value: float, s: RankingSettings) -> float:
     return (1.0 + s.time_weight * time_match_value) / (1.0 + s.time_weight)
 
 
-def entity_boost(entity_match: bool, s: RankingSettings, applies: bool = True) -> float:
-    """The factor applied to a score when the query names an entity: 1 for a memory
-    that names one of the query's entities, ``1 / (1 + entity_weight)`` for the rest;
-    1 for all when no candidate of the search names one (``applies`` false)."""
-    if not applies:
+def entity_boost(entity_match_value: float | None, s: RankingSettings) -> float:
+    """The factor a named entity applies to a score, from a result's ``entity_match``:
+    1 for a memory that names one of the query's entities (1.0), ``1 / (1 +
+    entity_weight)`` for the rest (0.0); 1 when no candidate named one (None)."""
+    if entity_match_value is None:
         return 1.0
-    return (1.0 + s.entity_weight * float(entity_match)) / (1.0 + s.entity_weight)
+    return (1.0 + s.entity_weight * entity_match_value) / (1.0 + s.entity_weight)
 
 
 def final_score(

@@ -69,7 +69,7 @@ def test_the_sql_score_is_the_scoring_modules(store: Any) -> None:
             hit["relevance"], hit["recency"], hit["importance"], hit["reinforcement"], ranking
         )
         # The query names Melanie: the entity part comes before the turns are weighed.
-        plain *= scoring.entity_boost(hit["entity_match"] == 1.0, ranking)
+        plain *= scoring.entity_boost(hit["entity_match"], ranking)
         expected = scoring.dialogue_score(plain, hit["question"], hit["answer_score"], ranking)
         assert hit["score"] == pytest.approx(expected, rel=1e-6)
 

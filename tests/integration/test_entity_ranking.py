@@ -52,7 +52,7 @@ def test_a_memory_naming_the_person_asked_about_ranks_first(make_store: Any) -> 
             k,
         )
         assert hit["score"] == pytest.approx(
-            base * scoring.entity_boost(hit["entity_match"] == 1.0, k), rel=1e-3
+            base * scoring.entity_boost(hit["entity_match"], k), rel=1e-3
         )
 
 
