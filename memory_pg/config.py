@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -328,9 +329,13 @@ class RankingSettings:
             self.time_weight,
             self.entity_weight,
         )
-        if any(w < 0 for w in weights) or not 0 <= self.lexical_context_weight <= 1:
+        # NaN passes "< 0", and an infinite weight makes inf / inf: either makes every
+        # score NaN, which sorts above every number.
+        if any(not (0 <= w < math.inf) for w in weights) or not (
+            0 <= self.lexical_context_weight <= 1
+        ):
             raise ConfigurationError(
-                "RankingSettings weights must be >= 0 (lexical_context_weight at most 1)"
+                "RankingSettings weights must be finite and >= 0 (lexical_context_weight at most 1)"
             )
         if not (0 <= self.question_discount <= 1 and 0 <= self.answer_share <= 1):
             raise ConfigurationError(

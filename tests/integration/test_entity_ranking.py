@@ -71,13 +71,6 @@ def test_the_default_ranking_weighs_named_entities(store: Any) -> None:
     assert hit["entity_match"] == 1.0
 
 
-def test_a_negative_entity_weight_is_refused() -> None:
-    from memory_pg.errors import ConfigurationError
-
-    with pytest.raises(ConfigurationError):
-        RankingSettings(entity_weight=-0.1)
-
-
 def test_a_name_that_no_candidate_names_changes_no_score(make_store: Any) -> None:
     weighed = make_store(user_id="alice")
     weighed.add_memories(

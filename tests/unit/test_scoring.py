@@ -63,6 +63,11 @@ def test_final_score_keeps_relevance_first() -> None:
         {"rrf_weight": 0, "similarity_weight": 0, "lexical_weight": 0},
         {"half_life_days": {"todo": 0}},
         {"rrf_k": -1},
+        {"entity_weight": -0.1},
+        # Either would make every score NaN.
+        {"entity_weight": float("nan")},
+        {"time_weight": float("inf")},
+        {"similarity_weight": float("nan")},
     ],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, object]) -> None:
