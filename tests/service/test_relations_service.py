@@ -56,3 +56,33 @@ async def test_mcp_relation_tools_act_for_the_tokens_user(service, fresh_user):
         assert _data(await a.call_tool("related_memories", {"memory_id": first})) == {"related": []}
         hits = _data(await a.call_tool("search_memory", {"query": "Priya", "expand": 1}))
         assert [h["id"] for h in hits["results"]] == [first]
+
+
+def test_http_shows_no_alias_only_another_agents_private_memory_gave(service, fresh_user, embedder):
+    from memory_pg.store import MemoryStore
+
+    alice = fresh_user("alice")
+    store = MemoryStore(service.db_url, user_id=alice, embedder=embedder)
+    try:
+        store.add_memory("王伟 joined the design team", agent_id="planner")
+        # An LLM's compaction gave the coder's private note the alias 小王.
+        store.add_memories(
+            [
+                {
+                    "text": "王伟 is interviewing elsewhere",
+                    "private": True,
+                    "entities": [{"name": "王伟", "kind": "person", "aliases": ["小王"]}],
+                }
+            ],
+            agent_id="coder",
+        )
+    finally:
+        store.close()
+    planner = service.token(alice, agent_id="planner").token
+    coder = service.token(alice, agent_id="coder").token
+    with service.client(planner) as p, service.client(coder) as c:
+        assert p.get("/v1/entities/王伟").json()["aliases"] == []
+        assert p.get("/v1/entities/小王").status_code == 404
+        listed = {e["name"]: e["aliases"] for e in p.get("/v1/entities").json()["entities"]}
+        assert listed["王伟"] == []
+        assert c.get("/v1/entities/小王").json()["aliases"] == ["小王"]
