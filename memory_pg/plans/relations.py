@@ -105,20 +105,32 @@ def plan_record(
     if found:
         yield sql.record_mentions(user_id, found)
     links: list[tuple[uuid.UUID, str, uuid.UUID]] = []
-    last: dict[str, uuid.UUID] = {}
-    firsts: dict[str, uuid.UUID] = {}  # each session's first turn in this write
+    turns: dict[str, list[NewMemory]] = {}  # each session's turns so far in this write
+    # Per scope (private, agent) and session: the turn that needs the stored chain's end.
+    firsts: dict[tuple[bool, str | None], dict[str, uuid.UUID]] = {}
     for row in rows:
         session = row.metadata.get(SESSION_KEY)
         if not isinstance(session, str) or not session:
             continue
-        if session in last:
-            links.append((row.id, "follows", last[session]))
+        before = next(
+            (
+                b
+                for b in reversed(turns.get(session, []))
+                if sql_turns.may_follow(b.private, b.agent_id, row.private, row.agent_id)
+            ),
+            None,
+        )
+        if before is not None:
+            links.append((row.id, "follows", before.id))
         else:
-            firsts[session] = row.id
-        last[session] = row.id
-    if firsts:
-        before = yield sql_turns.last_turns(user_id, sorted(firsts), [r.id for r in rows])
-        links.extend((firsts[b["session"]], "follows", b["id"]) for b in before)
+            scope = (row.private, row.agent_id if row.private else None)
+            firsts.setdefault(scope, {}).setdefault(session, row.id)
+        turns.setdefault(session, []).append(row)
+    for (private, agent_id), first in firsts.items():
+        ends = yield sql_turns.last_turns(
+            user_id, sorted(first), [r.id for r in rows], agent_id, private
+        )
+        links.extend((first[b["session"]], "follows", b["id"]) for b in ends)
     if replaced is not None:
         links.extend((new, "supersedes", old) for old, new in replaced.items())
     if links:

@@ -110,8 +110,8 @@ def plan_fill(prepared: Prepared, sessions: Sequence[str]) -> Plan[None]:
     seen: set[str] = set()
     for i, session in enumerate(_wanted(prepared)):
         if session is not None and session not in seen:
-            found = last_turn(by_session.get(session, []), prepared.agent_id)
             turn = prepared.items[i]
+            found = last_turn(by_session.get(session, []), prepared.agent_id, turn.private)
             if found is not None and _may_frame(found["private"], turn.private):
                 if _close(found["event_time"], turn.event_time):
                     prepared.contexts[i] = tail(found["text"])
@@ -125,15 +125,24 @@ def plan_fill(prepared: Prepared, sessions: Sequence[str]) -> Plan[None]:
 MAX_STEPS_BACK = 8
 
 
-def last_turn(rows: Sequence[Mapping[str, Any]], agent_id: str | None) -> Mapping[str, Any] | None:
-    """The last ``dialogue`` turn of one conversation that ``agent_id`` may see, from its
-    recent memories with the memory each ``follows``: start at the end of the chain (the
-    memory nothing follows; one write's turns share their times, so times cannot tell)
-    and step back past other types, replaced or expired memories and other agents'
-    private turns (at most :data:`MAX_STEPS_BACK`)."""
+def last_turn(
+    rows: Sequence[Mapping[str, Any]], agent_id: str | None, private: bool = False
+) -> Mapping[str, Any] | None:
+    """The last ``dialogue`` turn of one conversation that a turn of ``agent_id``
+    (``private`` or not) may follow (:func:`memory_pg.sql.turns.may_follow`: a shared
+    turn only shared ones), from its recent memories with the memory each ``follows``:
+    start at the end of the chain of those (the one no other of them follows; one
+    write's turns share their times, so times cannot tell) and step back past other
+    types, replaced or expired memories and turns it may not follow (at most
+    :data:`MAX_STEPS_BACK`)."""
     by_id = {r["id"]: r for r in rows}
-    followed = {r["follows"] for r in rows}
-    ends = [r for r in rows if r["id"] not in followed]
+
+    def followable(r: Mapping[str, Any]) -> bool:
+        return sql.may_follow(r["private"], r["agent_id"], private, agent_id)
+
+    eligible = [r for r in rows if followable(r)]
+    followed = {r["follows"] for r in eligible}
+    ends = [r for r in eligible if r["id"] not in followed]
     if not ends:
         return None
     row: Mapping[str, Any] | None = max(ends, key=lambda r: (r["created_at"], r["event_time"]))
@@ -141,8 +150,7 @@ def last_turn(rows: Sequence[Mapping[str, Any]], agent_id: str | None) -> Mappin
         if row is None:
             return None
         usable = row["superseded_at"] is None and not row["expired"]
-        shown = not row["private"] or (agent_id is not None and row["agent_id"] == agent_id)
-        if row["memory_type"] == DIALOGUE and usable and shown:
+        if row["memory_type"] == DIALOGUE and usable and followable(row):
             return row
         row = by_id.get(row["follows"])
     return None

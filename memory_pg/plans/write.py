@@ -541,7 +541,7 @@ def _delete(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[Er
     reframed: list[tuple[uuid.UUID, str]] = []
     for row in rows:
         if (session := turns.session_of(row["metadata"])) is not None:
-            framed = yield sql_turns.unframe(user_id, session, turns.tail(row["text"]))
+            framed = yield sql_turns.unframe(user_id, session, row, turns.tail(row["text"]))
             reframed.extend((r["id"], r["text"]) for r in framed)
     return Erased(bool(rows), reframed)
 

@@ -333,12 +333,13 @@ MAX_ACCESS_COUNT = 2**31 - 1
 
 
 def delete_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None = None) -> Executable:
-    """Erase one memory for good (with an agent: one it may see); returns its id, text
-    and metadata (the turns it framed lose it as their context too)."""
+    """Erase one memory for good (with an agent: one it may see); returns its id, text,
+    metadata, writer, privacy and write time (the turns it framed lose it as their
+    context too)."""
     return (
         delete(m)
         .where(m.c.user_id == user_id, m.c.id == memory_id, *owned_by(agent_id))
-        .returning(m.c.id, m.c.text, m.c.metadata)
+        .returning(m.c.id, m.c.text, m.c.metadata, m.c.agent_id, m.c.private, m.c.created_at)
     )
 
 

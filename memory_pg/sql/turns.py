@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +22,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    or_,
     select,
     update,
 )
@@ -35,14 +36,40 @@ m = memories
 ml = memory_links
 
 
-def last_turns(user_id: str, sessions: Sequence[str], exclude: Sequence[uuid.UUID]) -> Any:
+def last_turns(
+    user_id: str,
+    sessions: Sequence[str],
+    exclude: Sequence[uuid.UUID],
+    agent_id: str | None = None,
+    private: bool = False,
+) -> Any:
     """The newest current memory of each conversation (``metadata.session_id``), not one of
-    ``exclude``: the turn the first new turn of that conversation follows."""
+    ``exclude``, that a turn of this scope may follow (:func:`may_follow`): the turn the
+    first new turn of that conversation follows. Another agent's private turns are
+    passed over, so that they neither end a shared chain nor show where they lie."""
     current = (m.c.superseded_at.is_(None), m.c.id.not_in(list(exclude)))
-    latest = _chain_end(m, user_id, m.c.user_id == user_id, *current)
+    latest = _chain_end(m, user_id, agent_id, private, m.c.user_id == user_id, *current)
     return select(_SESSIONS.c.session, latest.c.id).select_from(
         _SESSIONS.join(latest, literal(True))
     ), {"sessions": list(sessions)}
+
+
+def may_follow(
+    before_private: bool, before_agent: str | None, private: bool, agent_id: str | None
+) -> bool:
+    """Whether a turn (``private``, ``agent_id``) may follow one (``before_private``,
+    ``before_agent``): every turn follows a shared one; a private one only follows its
+    own agent's private turns too (no agent sees another's)."""
+    return not before_private or (private and agent_id is not None and agent_id == before_agent)
+
+
+def _followable(table: Any, agent_id: str | None, private: bool) -> ColumnElement[bool]:
+    """SQL of :func:`may_follow`: the rows of ``table`` a turn of this scope may follow."""
+    shared: ColumnElement[bool] = table.c.private.is_(False)
+    if private and agent_id is not None:
+        own: ColumnElement[bool] = table.c.agent_id == agent_id
+        return or_(shared, own)
+    return shared
 
 
 #: How far back, by write time, a new turn looks for the turn before it. A bound, so
@@ -90,17 +117,29 @@ def session_turns(user_id: str, sessions: Sequence[str]) -> Any:
     ), {"sessions": list(sessions)}
 
 
-def unframe(user_id: str, session: str, context: str) -> Any:
-    """The turns of ``session`` whose context is ``context`` (the text of an erased turn)
-    lose it: the context and its words (weight ``C`` in ``search_tsv``; their own keep
-    ``D``) go. Returns their ids and texts, to embed again without it."""
+def unframe(user_id: str, session: str, erased: Mapping[str, Any], context: str) -> Any:
+    """The turns of ``session`` that the erased turn ``erased`` (a row of
+    :func:`memory_pg.sql.memories.delete_memory`) may have framed, and whose context is
+    ``context`` (its text's tail), lose it: the context and its words (weight ``C`` in
+    ``search_tsv``; their own keep ``D``) go. Returns their ids and texts, to embed
+    again without it.
+
+    A turn frames only turns written after it, and a private turn only its own
+    agent's private turns (:func:`memory_pg.plans.turns.from_batch`): another
+    agent's turn with the same context was framed by another turn, and keeps it.
+    """
     own_words = func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]"))
+    scope: list[ColumnElement[bool]] = []
+    if erased["private"]:
+        scope = [m.c.private.is_(True), m.c.agent_id == erased["agent_id"]]
     return (
         update(m)
         .where(
             m.c.user_id == user_id,
             m.c.metadata["session_id"].astext == session,
             m.c.context == context,
+            m.c.created_at >= erased["created_at"],
+            *scope,
         )
         .values(context=None, search_tsv=own_words)
         .returning(m.c.id, m.c.text)
@@ -131,13 +170,30 @@ def _set_vectors() -> Any:
 _SESSIONS = unnest_rows(session=array_param("sessions", Text()))
 
 
-def _chain_end(source: Any, user_id: str, *conditions: ColumnElement[bool]) -> Any:
-    """The newest row of ``source`` (the memories, or some of them) in each session,
-    meeting ``conditions``: the end of its chain of ``follows`` links (one batch's turns
-    share created_at), as a LATERAL subquery over :data:`_SESSIONS`."""
+def _chain_end(
+    source: Any,
+    user_id: str,
+    agent_id: str | None,
+    private: bool,
+    *conditions: ColumnElement[bool],
+) -> Any:
+    """The newest row of ``source`` (the memories, or some of them) in each session that
+    a turn of this scope may follow, meeting ``conditions``: the end of its chain of
+    ``follows`` links among those rows (one batch's turns share created_at), as a
+    LATERAL subquery over :data:`_SESSIONS`."""
     c = source.c
-    followed = select(ml.c.src).where(
-        ml.c.user_id == user_id, ml.c.dst == c.id, ml.c.relation == "follows"
+    follower = m.alias("follower")
+    followed = (
+        select(ml.c.src)
+        .select_from(
+            ml.join(follower, and_(follower.c.user_id == ml.c.user_id, follower.c.id == ml.c.src))
+        )
+        .where(
+            ml.c.user_id == user_id,
+            ml.c.dst == c.id,
+            ml.c.relation == "follows",
+            _followable(follower, agent_id, private),
+        )
     )
     return (
         select(c.id, c.text, c.private, c.agent_id, c.memory_type, c.event_time)
@@ -145,6 +201,7 @@ def _chain_end(source: Any, user_id: str, *conditions: ColumnElement[bool]) -> A
         .where(
             c.metadata["session_id"].astext == _SESSIONS.c.session,
             ~followed.exists(),
+            _followable(source, agent_id, private),
             *conditions,
         )
         .order_by(c.created_at.desc(), c.event_time.desc(), c.id.desc())
@@ -153,4 +210,4 @@ def _chain_end(source: Any, user_id: str, *conditions: ColumnElement[bool]) -> A
     )
 
 
-__all__ = ["RECENT_WRITES", "last_turns", "session_turns", "set_vectors", "unframe"]
+__all__ = ["RECENT_WRITES", "last_turns", "may_follow", "session_turns", "set_vectors", "unframe"]
