@@ -117,13 +117,26 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__ if status is None else f"{type(exc).__name__} (HTTP {status})"
 
 
+#: Why a model stopped when its reply is not whole: cut off at its output limit or by a
+#: content filter. Such a reply is refused: a cut JSON reply would still parse once
+#: repaired, and its last fact would be stored half written, the rest lost.
+CUT_OFF = frozenset({"length", "content_filter"})
+
+
 def _content(completion: Any) -> str:
     try:
-        content = completion.choices[0].message.content
+        choice = completion.choices[0]
+        content = choice.message.content
     except (AttributeError, IndexError, TypeError) as exc:
         raise LLMError("the LLM endpoint answered without a message") from exc
     if not isinstance(content, str):
         raise LLMError("the LLM endpoint answered with an empty message")
+    stop = getattr(choice, "finish_reason", None)
+    if stop in CUT_OFF:
+        raise LLMError(
+            f"the LLM's reply was cut off (finish_reason {stop!r}): the model's output "
+            "limit is too small for this many turns, or a filter stopped it"
+        )
     logger.debug("LLM reply: %s", content)
     return content
 

@@ -26,6 +26,7 @@ class Behaviour:
         reject_response_format: answer 400 while requests ask for ``response_format``
             (the behaviour stays queued), then ``content``.
         headers: extra response headers (``Retry-After``...).
+        finish_reason: why the model stopped (``length``: cut off at ``max_tokens``).
     """
 
     status: int = 200
@@ -34,11 +35,12 @@ class Behaviour:
     delay_s: float = 0.0
     reject_response_format: bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
 
 
-def reply(content: str, *, delay_s: float = 0.0) -> Behaviour:
+def reply(content: str, *, delay_s: float = 0.0, finish_reason: str = "stop") -> Behaviour:
     """A 200 answer whose message is ``content``."""
-    return Behaviour(content=content, delay_s=delay_s)
+    return Behaviour(content=content, delay_s=delay_s, finish_reason=finish_reason)
 
 
 def error(status: int, message: str = "error", **headers: str) -> Behaviour:
@@ -133,9 +135,9 @@ class FakeOpenAI:
                         behaviour.headers,
                     )
                 elif body.get("stream"):
-                    self._send_stream(_completion(body, behaviour.content), behaviour.headers)
+                    self._send_stream(_completion(body, behaviour), behaviour.headers)
                 else:
-                    self._send(200, _completion(body, behaviour.content), behaviour.headers)
+                    self._send(200, _completion(body, behaviour), behaviour.headers)
 
             def _send_stream(self, completion: dict[str, Any], headers: dict[str, str]) -> None:
                 """The completion as server-sent events, as clients that stream ask for it."""
@@ -170,7 +172,8 @@ class FakeOpenAI:
         return Handler
 
 
-def _completion(request: dict[str, Any], content: str) -> dict[str, Any]:
+def _completion(request: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
+    content = behaviour.content
     prompt_chars = sum(len(m.get("content", "")) for m in request.get("messages", []))
     return {
         "id": f"chatcmpl-fake{time.monotonic_ns()}",
@@ -181,7 +184,7 @@ def _completion(request: dict[str, Any], content: str) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": behaviour.finish_reason,
                 "logprobs": None,
             }
         ],

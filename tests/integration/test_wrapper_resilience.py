@@ -102,6 +102,22 @@ def test_an_over_long_llm_item_no_longer_blocks_compaction(store, fake_openai: F
     assert store.pending_turns() == []
 
 
+def test_a_reply_cut_off_at_the_models_limit_keeps_the_turns(store, fake_openai: FakeOpenAI):
+    """A reply that stopped at the model's output limit parses once its JSON is closed;
+    storing it would keep a half-written fact and lose the rest (a review found it)."""
+    cut = '{"user_profile": ["I live in Paris", "I am allergic to pen'
+    fake_openai.script(reply(cut, finish_reason="length"))
+    llm = OpenAICompatibleLLM(
+        LLMSettings(base_url=fake_openai.base_url, api_key="k", model="m", max_retries=0)
+    )
+    bot = MemoryWrapper(Agent("ok"), store, compactor=MemoryCompactor(llm), compact_threshold=2)
+    bot.chat("I live in Paris and I am allergic to penicillin.")
+    texts = [m["text"] for m in store.list_memories()]
+    assert "I am allergic to pen" not in texts
+    # The turns are kept whole, as raw dialogue, not lost.
+    assert any("allergic to penicillin" in t for t in texts)
+
+
 def test_memories_the_store_refuses_are_kept_as_raw_dialogue(store):
     class WrongType:
         def compact_to_memories(self, turns: Any) -> list[CompactedMemory]:
