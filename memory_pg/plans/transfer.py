@@ -112,6 +112,7 @@ def parse_import(
     items: list[dict[str, Any]] = []
     vectors: list[list[float] | None] = []
     overrides: list[dict[str, Any]] = []
+    lines_of: dict[uuid.UUID, int] = {}  # each id's line: a file holds a memory once
     uid = user_id
     for number, line in _numbered_lines(lines):
         if not line.strip():
@@ -132,7 +133,7 @@ def parse_import(
                 raise InvalidImport("private must be a bool, with an agent_id")
             override["agent_id"], override["private"] = agent, private
             # Each record is checked on its own, so an error can name its line.
-            prepare(settings, uid, [item])
+            prepare(settings, uid, [item], restoring=True)
             vector = _import_vector(
                 record.get("embedding"),
                 embedder.dimension,
@@ -140,10 +141,16 @@ def parse_import(
             )
         except InvalidInput as exc:
             raise InvalidImport(f"line {number}: {exc}") from exc
+        if "id" in override:
+            if (first := lines_of.setdefault(override["id"], number)) != number:
+                raise InvalidImport(
+                    f"line {number}: id {override['id']} is on line {first} too; "
+                    "nothing was written"
+                )
         items.append(item)
         overrides.append(override)
         vectors.append(vector)
-    prepared = prepare(settings, uid, items)
+    prepared = prepare(settings, uid, items, restoring=True)
     prepared.overrides = overrides
     return prepared, vectors
 

@@ -148,10 +148,19 @@ def coerce_item(item: object) -> MemoryInput:
 
 
 def prepare(
-    settings: StoreSettings, user_id: str, items: Iterable[object], agent_id: str | None = None
+    settings: StoreSettings,
+    user_id: str,
+    items: Iterable[object],
+    agent_id: str | None = None,
+    *,
+    restoring: bool = False,
 ) -> Prepared:
     """Validate the memories of one write of ``user_id`` (already in scope, see
-    :func:`scope_user`): a typed error names the first bad item, nothing is written."""
+    :func:`scope_user`): a typed error names the first bad item, nothing is written.
+
+    ``restoring``: the items come back from an export, as they were; one whose expiry
+    has passed is restored expired (an import supersedes nothing), not refused.
+    """
     uid = user_id
     agent = check_agent_id(agent_id, settings)
     # A str is iterable too: add_memories("hello") must not store "h", "e", "l", "o".
@@ -181,7 +190,7 @@ def prepare(
         )
         check_time(item.event_time, "event_time")
         expires = check_time(item.expires_at, "expires_at")
-        if expires is not None and expires <= now:
+        if expires is not None and expires <= now and not restoring:
             # Never current, it would still replace the current memory it supersedes.
             raise InvalidArgument(
                 f"expires_at {expires.isoformat()} has passed: the memory would never be "

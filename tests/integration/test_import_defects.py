@@ -123,3 +123,39 @@ def test_a_zero_vector_already_stored_never_passes_a_similarity_gate(store, raw)
         assert math.isfinite(hit["score"]) and math.isfinite(hit["similarity"])
         if hit["id"] == zero:
             assert hit["similarity"] == 0.0
+
+
+def test_an_export_holding_an_expired_memory_is_restored_as_it_was(store):
+    """A backup that cannot be restored is data lost: the default export holds the
+    expired memories too, and the import refused their past expiry (a review found it)."""
+    import time
+    from datetime import datetime, timedelta, timezone
+
+    store.add_memory("I live in Hangzhou", "user_profile")
+    soon = datetime.now(timezone.utc) + timedelta(seconds=1)
+    store.add_memory("Renew the passport", "todo", expires_at=soon)
+    time.sleep(1.2)
+    out = io.StringIO()
+    assert store.export_user_memory(out) == 2
+    store.clear_user_memory()
+
+    assert store.import_user_memory(io.StringIO(out.getvalue())) == 2
+    assert [m["text"] for m in store.list_memories()] == ["I live in Hangzhou"]
+    everything = {m["text"]: m for m in store.list_memories(include_inactive=True)}
+    assert set(everything) == {"I live in Hangzhou", "Renew the passport"}
+    assert everything["Renew the passport"]["expires_at"] <= datetime.now(timezone.utc)
+    # A new memory still may not expire in the past.
+    with pytest.raises(InvalidArgument, match="has passed"):
+        store.add_memory("Call the bank", "todo", expires_at=soon)
+
+
+def test_one_id_twice_in_a_file_is_a_damaged_file(store, raw):
+    """The second line used to be skipped as 'already there': its text silently lost."""
+    same = "6f1c1b4e-8a43-4a53-9a7e-6a1c3b1e2f10"
+    with pytest.raises(InvalidImport, match="line 2: id .* is on line 1 too"):
+        _import(
+            store,
+            _line(store, id=same, text="I am allergic to penicillin"),
+            _line(store, id=same, text="My blood type is O negative"),
+        )
+    assert count_rows(raw, "memory_pg_memories") == 0
