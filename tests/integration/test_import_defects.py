@@ -152,7 +152,7 @@ def test_an_export_holding_an_expired_memory_is_restored_as_it_was(store):
 def test_one_id_twice_in_a_file_is_a_damaged_file(store, raw):
     """The second line used to be skipped as 'already there': its text silently lost."""
     same = "6f1c1b4e-8a43-4a53-9a7e-6a1c3b1e2f10"
-    with pytest.raises(InvalidImport, match="line 2: id .* is on line 1 too"):
+    with pytest.raises(InvalidImport, match=r"line 2: id .* is on line 1 too"):
         _import(
             store,
             _line(store, id=same, text="I am allergic to penicillin"),
