@@ -81,7 +81,9 @@ def merge_fragments(fragments: list[str]) -> str:
 
     Deterministic and lossless for distinct sentences: sentences are split on
     ``. ! ? 。 ！ ？ ;`` and new lines, and one already contained (ignoring case and
-    spacing) is left out.
+    spacing) as a whole is left out: between the text's ends or characters that are
+    not letters or digits ("给王总转账100" is not in "给王总转账1000元房租", "I like
+    tea" is not in "I like teapots"; "我喜欢猫" is in "我喜欢猫，也喜欢狗").
     """
     if not fragments:
         raise InvalidArgument("nothing to merge")
@@ -93,7 +95,7 @@ def merge_fragments(fragments: list[str]) -> str:
             continue
         for sentence in _SENTENCE_END.split(fragment):
             key = _norm(sentence)
-            if key and key not in seen:
+            if key and not _contained(key, seen):
                 parts.append(sentence.strip())
                 seen += " " + key
     return " ".join(parts)
@@ -123,6 +125,20 @@ def llm_summarizer(llm: Callable[[str], str]) -> Summarize:
         return answer or merge_fragments(fragments)
 
     return summarize
+
+
+def _contained(key: str, text: str) -> bool:
+    """Whether ``key`` is in ``text`` as a whole: no letter or digit right before or
+    after it (a Chinese character is a letter: a clause, not part of a word)."""
+    start = text.find(key)
+    while start >= 0:
+        end = start + len(key)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = text.find(key, start + 1)
+    return False
 
 
 def _norm(value: str) -> str:

@@ -86,3 +86,17 @@ def test_unrelated_chinese_fragments_are_not_merged(make_store):
     report = consolidate(store, user_id="zh")
     assert report.clusters == 0
     assert len(store.list_memories()) == 2
+
+
+def test_a_fragment_that_is_part_of_a_number_in_another_keeps_its_words(store):
+    """ "给王总转账100" was marked merged, its text nowhere in the summary: it is a
+    substring of "给王总转账1000元房租" (a review found it)."""
+    store.add_memories(
+        [
+            {"text": "给王总转账1000元房租", "memory_type": "todo"},
+            {"text": "给王总转账100", "memory_type": "todo"},
+        ]
+    )
+    consolidate(store, user_id="alice")
+    current = " ".join(m["text"] for m in store.list_memories())
+    assert "给王总转账100" in current.replace("给王总转账1000", "")

@@ -156,6 +156,15 @@ def test_offline_merge_keeps_every_distinct_sentence_once():
     assert merge_fragments(["same", "same"]) == "same"
 
 
+def test_offline_merge_keeps_a_sentence_that_is_only_part_of_a_word_or_number():
+    """A review found "给王总转账100" merged away: it is a substring of "…1000…"."""
+    merged = merge_fragments(["给王总转账1000元房租", "给王总转账100"])
+    assert merged == "给王总转账1000元房租 给王总转账100"
+    assert merge_fragments(["I like teapots", "I like tea"]) == "I like teapots I like tea"
+    assert merge_fragments(["我喜欢猫，也喜欢狗", "我喜欢猫"]) == "我喜欢猫，也喜欢狗"
+    assert merge_fragments(["Call Bob, then Ann", "call bob"]) == "Call Bob, then Ann"
+
+
 def test_sql_blocks_are_named():
     blocks = sql_blocks()
     assert {"insert_candidates", "reembed_write_batch", "hnsw_index_create"} <= set(blocks)
