@@ -472,8 +472,12 @@ def history(
     return (yield from _run(plan, uid))
 
 
-def stats(self: StoreBase[Any], *, user_id: str | None = None) -> Op[dict[str, Any]]:
-    """Counts per memory type, for one user or (with no user) the whole database.
+def stats(
+    self: StoreBase[Any], *, user_id: str | None = None, agent_id: str | None = None
+) -> Op[dict[str, Any]]:
+    """Counts per memory type, for one user or (with no user) the whole database; with
+    ``agent_id``, of the user's memories that agent may see (another agent's private
+    memories are not counted).
 
     Raises:
         RoleRequired: with no user, the role does not see every user (it is not
@@ -481,7 +485,7 @@ def stats(self: StoreBase[Any], *, user_id: str | None = None) -> Op[dict[str, A
             security would show it nothing, and the counts would read 0.
     """
     uid = _scope(self, user_id) if (user_id or self.user_id) else None
-    return (yield from _run(read.plan_stats(uid), uid))
+    return (yield from _run(read.plan_stats(uid, self.settings, agent_id), uid))
 
 
 def healthcheck(self: StoreBase[Any]) -> Op[dict[str, Any]]:

@@ -184,11 +184,17 @@ def plan_search(
     return out
 
 
-def plan_stats(user_id: str | None) -> Plan[dict[str, Any]]:
-    """Counts per memory type, for one user or (``None``) every user."""
+def plan_stats(
+    user_id: str | None, settings: StoreSettings, agent_id: object = None
+) -> Plan[dict[str, Any]]:
+    """Counts per memory type, for one user (with an agent: of what it may see) or
+    (``None``) every user."""
+    agent = check_agent_id(agent_id, settings)
+    if agent is not None and user_id is None:
+        raise InvalidArgument("agent_id counts one user's memories: give the user_id too")
     if user_id is None:  # every user: only a role that sees them all gets true counts
         yield from plan_require_every_user("stats")
-    rows = yield final(memories.stats(user_id))
+    rows = yield final(memories.stats(user_id, agent))
     return stats_dict(rows, user_id)
 
 

@@ -452,7 +452,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     @app.get("/v1/stats", tags=["user"])
     async def stats(info: UserToken) -> JSONResponse:
         """Counts per memory type of the token's user."""
-        return _json(await store.stats(user_id=info.user_id))
+        return _json(await store.stats(user_id=info.user_id, agent_id=info.agent_id))
 
     @app.get("/v1/admin/stats", tags=["admin"])
     async def admin_stats(info: AdminToken) -> JSONResponse:

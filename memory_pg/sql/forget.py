@@ -10,16 +10,19 @@ from sqlalchemy import (
     ColumnElement,
     Insert,
     and_,
+    case,
     func,
     literal,
+    literal_column,
     or_,
     select,
     tuple_,
+    update,
 )
 from sqlalchemy import delete as sa_delete
 
 from memory_pg.config import ForgetPolicy
-from memory_pg.sql.memories import log_events
+from memory_pg.sql.memories import PRIVATE_TO, log_events
 from memory_pg.tables import dialogue_buffer, history, memories
 
 logger = logging.getLogger(__name__)
@@ -83,12 +86,37 @@ def forget_batch(
     conds = [forget_condition(reason, policy)]
     if user_id is not None:
         conds.insert(0, m.c.user_id == user_id)
-    gone = _delete_some(m, conds, batch_size, m.c.user_id, m.c.id, m.c.memory_type)
+    gone = _delete_some(
+        m, conds, batch_size, m.c.user_id, m.c.id, m.c.memory_type, m.c.private, m.c.agent_id
+    )
     detail = func.jsonb_build_object(
         "reason", reason, "memory_type", gone.c.memory_type, "job_run", run_id
+    ).op("||")(
+        # The memory is gone, and with it what kept its events from other agents: the
+        # event says whose private memory it was (memories.history_of reads it).
+        case(
+            (gone.c.private, func.jsonb_build_object(PRIVATE_TO, gone.c.agent_id)),
+            else_=literal_column("'{}'::jsonb"),
+        )
     )
-    return log_events(select(gone.c.user_id, gone.c.id, literal("expired"), detail)).returning(
-        history.c.detail["memory_type"].astext.label("memory_type")
+    # Its earlier events (added, superseded...) are tagged the same way.
+    tagged = (
+        update(history)
+        .where(
+            history.c.user_id == gone.c.user_id,
+            history.c.memory_id == gone.c.id,
+            gone.c.private,
+        )
+        .values(
+            detail=history.c.detail.op("||")(func.jsonb_build_object(PRIVATE_TO, gone.c.agent_id))
+        )
+        .returning(history.c.id)
+        .cte("tagged")
+    )
+    return (
+        log_events(select(gone.c.user_id, gone.c.id, literal("expired"), detail))
+        .returning(history.c.detail["memory_type"].astext.label("memory_type"))
+        .add_cte(tagged)
     )
 
 

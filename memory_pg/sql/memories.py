@@ -161,6 +161,11 @@ def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]
 HISTORY_COLUMNS = ("user_id", "memory_id", "event", "detail")
 
 
+#: The key of a history event's ``detail`` that names the agent whose private memory
+#: it was, once the memory is gone (a ``forget``): only that agent is shown the event.
+PRIVATE_TO = "private_to"
+
+
 def log_events(events: Select[Any]) -> Insert:
     """Append the lifecycle events that ``events`` selects, one per row, as
     :data:`HISTORY_COLUMNS` (user_id, memory_id, event, detail). Details never
@@ -371,7 +376,12 @@ def history_of(
     )
     if agent_id is not None:
         others = select(m.c.id).where(m.c.user_id == user_id, m.c.private, m.c.agent_id != agent_id)
-        stmt = stmt.where(history.c.memory_id.not_in(others))
+        owner = history.c.detail[PRIVATE_TO].astext
+        stmt = stmt.where(
+            history.c.memory_id.not_in(others),
+            # A forgotten memory's events: another agent's private one is not shown.
+            or_(owner.is_(None), owner == agent_id),
+        )
     if memory_id is not None:
         stmt = stmt.where(history.c.memory_id == memory_id)
     if latest is not None:
@@ -379,8 +389,9 @@ def history_of(
     return stmt.order_by(history.c.at, history.c.id)
 
 
-def stats(user_id: str | None) -> Select[Any]:
-    """Counts per memory type (current and superseded), for one user or all."""
+def stats(user_id: str | None, agent_id: str | None = None) -> Select[Any]:
+    """Counts per memory type (current and superseded), for one user or all; with an
+    agent, of the memories it may see (not another agent's private ones)."""
     stmt = select(
         m.c.memory_type,
         func.count().filter(m.c.superseded_at.is_(None)).label("current"),
@@ -388,7 +399,7 @@ def stats(user_id: str | None) -> Select[Any]:
         func.count(func.distinct(m.c.user_id)).label("users"),
     ).group_by(m.c.memory_type)
     if user_id is not None:
-        stmt = stmt.where(m.c.user_id == user_id)
+        stmt = stmt.where(m.c.user_id == user_id, *owned_by(agent_id))
     return stmt.order_by(m.c.memory_type)
 
 
