@@ -24,9 +24,36 @@ e = entities
 me = memory_entities
 
 
-def aliases_seen(agent_id: str | None) -> Any:
-    """An entity's other spellings, as the memories ``agent_id`` may see gave them
-    (current or not), sorted: a correlated subquery of ``memory_pg_entities``.
+def name_seen(ent: Any, agent_id: str | None) -> Any:
+    """The name an entity (``ent``: the entities table or an alias) is shown by to
+    ``agent_id``: its recorded name when a memory the agent may see (current or not)
+    spells it so, else the first spelling such a memory gave (the oldest memory's).
+    The recorded name is the first writer's: it may come from another agent's
+    private memory. A correlated subquery of ``ent``."""
+    spellings = (
+        func.unnest(me.c.spellings)
+        .table_valued("spelling")
+        .render_derived(name="spellings")
+        .lateral("spellings")
+    )
+    spelling = spellings.c.spelling
+    given = (
+        select(spelling)
+        .select_from(me.join(m, same_user(m.c.id, me.c.memory_id)).join(spellings, literal(True)))
+        .where(me.c.user_id == ent.c.user_id, me.c.entity_id == ent.c.id, visible_to(agent_id))
+        .order_by((spelling == ent.c.name).desc(), m.c.created_at, m.c.id, spelling)
+        .limit(1)
+        .correlate(ent)
+        .scalar_subquery()
+    )
+    # Mentions recorded before migration 0013 may have no spellings: the name, then.
+    return func.coalesce(given, ent.c.name)
+
+
+def aliases_seen(agent_id: str | None, shown: Any = None) -> Any:
+    """An entity's other spellings than ``shown`` (its name by default), as the
+    memories ``agent_id`` may see gave them (current or not), sorted: a correlated
+    subquery of ``memory_pg_entities``.
 
     Each mention keeps its own memory's spellings (migration 0013): an alias that
     only another agent's private memory gave is not shown.
@@ -39,7 +66,7 @@ def aliases_seen(agent_id: str | None) -> Any:
             me.c.user_id == e.c.user_id,
             me.c.entity_id == e.c.id,
             visible_to(agent_id),
-            spelling != e.c.name,
+            spelling != (e.c.name if shown is None else shown),
         )
         .correlate(e)
         .scalar_subquery()
@@ -59,8 +86,15 @@ def find_entity(user_id: str, key: str, name: str, agent_id: str | None) -> Sele
             or_(e.c.key == key, literal(name, Text) == any_(me.c.spellings)),
         )
     )
+    shown = name_seen(e, agent_id)
     return (
-        select(e.c.id, e.c.name, e.c.kind, aliases_seen(agent_id).label("aliases"), e.c.created_at)
+        select(
+            e.c.id,
+            shown.label("name"),
+            e.c.kind,
+            aliases_seen(agent_id, shown).label("aliases"),
+            e.c.created_at,
+        )
         .where(
             e.c.user_id == user_id,
             # Every spelling any memory gave is among the entity's aliases: the
@@ -97,12 +131,11 @@ def list_entities(
 ) -> Select[Any]:
     """A user's entities with how many current memories (that ``agent_id`` sees) name
     each, most named first."""
-    stmt = (
+    counted = (
         select(
             e.c.id,
-            e.c.name,
+            e.c.user_id,
             e.c.kind,
-            aliases_seen(agent_id).label("aliases"),
             e.c.created_at,
             func.count(m.c.id).label("mentions"),
             func.max(m.c.event_time).label("last_mentioned_at"),
@@ -111,13 +144,27 @@ def list_entities(
             e.join(me, same_user(me.c.entity_id, e.c.id)).join(m, same_user(m.c.id, me.c.memory_id))
         )
         .where(e.c.user_id == user_id, visible_to(agent_id), *current_conditions(None))
-        .group_by(e.c.user_id, e.c.id, e.c.name, e.c.kind, e.c.created_at)
-        .order_by(func.count(m.c.id).desc(), e.c.name)
+        .group_by(e.c.user_id, e.c.id, e.c.kind, e.c.created_at)
+        .order_by(func.count(m.c.id).desc(), e.c.created_at, e.c.id)
         .limit(limit)
     )
     if kinds:
-        stmt = stmt.where(e.c.kind.in_(list(kinds)))
-    return stmt
+        counted = counted.where(e.c.kind.in_(list(kinds)))
+    top = counted.subquery("top")
+    shown = name_seen(e, agent_id)
+    return (
+        select(
+            e.c.id,
+            shown.label("name"),
+            e.c.kind,
+            aliases_seen(agent_id, shown).label("aliases"),
+            e.c.created_at,
+            top.c.mentions,
+            top.c.last_mentioned_at,
+        )
+        .select_from(top.join(e, same_user(e.c.id, top.c.id)))
+        .order_by(top.c.mentions.desc(), shown, e.c.id)
+    )
 
 
 def co_mentioned(
@@ -125,8 +172,8 @@ def co_mentioned(
 ) -> Select[Any]:
     """Entities named in the same current memories as ``entity_id``, most shared first."""
     me1, me2, e2 = me.alias("me1"), me.alias("me2"), e.alias("e2")
-    return (
-        select(e2.c.id, e2.c.name, e2.c.kind, func.count().label("shared"))
+    counted = (
+        select(e2.c.id, e2.c.user_id, func.count().label("shared"))
         .select_from(
             me1.join(m, same_user(m.c.id, me1.c.memory_id))
             .join(me2, same_user(me2.c.memory_id, me1.c.memory_id))
@@ -139,10 +186,23 @@ def co_mentioned(
             visible_to(agent_id),
             *current_conditions(None),
         )
-        .group_by(e2.c.id, e2.c.name, e2.c.kind)
-        .order_by(func.count().desc(), e2.c.name)
+        .group_by(e2.c.user_id, e2.c.id)
+        .order_by(func.count().desc(), e2.c.id)
         .limit(limit)
+    ).subquery("top")
+    shown = name_seen(e, agent_id)
+    return (
+        select(e.c.id, shown.label("name"), e.c.kind, counted.c.shared)
+        .select_from(counted.join(e, same_user(e.c.id, counted.c.id)))
+        .order_by(counted.c.shared.desc(), shown, e.c.id)
     )
 
 
-__all__ = ["aliases_seen", "co_mentioned", "entity_memories", "find_entity", "list_entities"]
+__all__ = [
+    "aliases_seen",
+    "co_mentioned",
+    "entity_memories",
+    "find_entity",
+    "list_entities",
+    "name_seen",
+]

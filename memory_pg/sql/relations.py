@@ -312,7 +312,9 @@ def _neighbours(
         else m2.c.event_time.desc()
     )
     shared = (
-        select(me2.c.memory_id, literal("mentions"), e.c.name)
+        # Named as the neighbour (a memory the agent sees) spells it: the entity's
+        # recorded name is its first writer's, perhaps another agent's private memory.
+        select(me2.c.memory_id, literal("mentions"), func.coalesce(me2.c.spellings[1], e.c.name))
         .select_from(
             me1.join(me2, same_user(me2.c.entity_id, me1.c.entity_id))
             .join(e, same_user(e.c.id, me1.c.entity_id))

@@ -224,3 +224,45 @@ def test_an_export_carries_each_memorys_own_aliases(store, make_store):
     assert other.import_user_memory(io.StringIO(out.getvalue())) == 2
     assert other.entity("小王", agent_id="planner") is None
     assert other.entity("小王", agent_id="coder")["aliases"] == ["小王"]
+
+
+def test_an_entity_is_not_shown_by_the_name_another_agents_private_memory_gave(store):
+    """The entity's recorded name is its first writer's: here the coder's private note
+    ("ZEUS TEAM LEAD"), kept after the note was deleted (a review found the planner
+    shown it by entity(), entities(), graph() and related())."""
+    [note] = store.add_memories(
+        [
+            {
+                "text": "Planning to leave; told only the Zeus team lead",
+                "private": True,
+                "entities": [{"name": "ZEUS TEAM LEAD", "kind": "person"}],
+            }
+        ],
+        agent_id="coder",
+    )
+    approved, signed = store.add_memories(
+        [
+            {
+                "text": "The Zeus team lead approved the plan",
+                "entities": [{"name": "Zeus team lead", "kind": "person"}],
+            },
+            {
+                "text": "The Zeus team lead signed the budget",
+                "entities": [{"name": "Zeus team lead", "kind": "person"}],
+            },
+        ],
+        agent_id="planner",
+    )
+    # The coder's own note spells it so: it is shown that name.
+    assert store.entity("zeus team lead", agent_id="coder")["name"] == "ZEUS TEAM LEAD"
+    for deleted in (False, True):
+        if deleted:
+            assert store.delete_memory(note, agent_id="coder")
+        about = store.entity("zeus team lead", agent_id="planner")
+        assert (about["name"], about["aliases"]) == ("Zeus team lead", [])
+        listed = {e["name"] for e in store.entities(agent_id="planner")}
+        assert "Zeus team lead" in listed and "ZEUS TEAM LEAD" not in listed
+        assert "ZEUS TEAM LEAD" not in str(store.graph("Zeus team lead", agent_id="planner"))
+        beside = store.related(approved, depth=1, agent_id="planner")
+        assert signed in {r["id"] for r in beside}
+        assert "ZEUS TEAM LEAD" not in {r["entity"] for r in beside}

@@ -230,11 +230,11 @@ def test_0011_leaves_no_pending_list_for_a_search_to_scan(engine, raw):
 
 
 @pytest.mark.slow  # waits out the migration's 5 s lock_timeout
-@pytest.mark.parametrize("before", ["0010", "0012"])
+@pytest.mark.parametrize("before", ["0010", "0012", "0013"])
 def test_a_locking_revision_gives_up_on_a_table_another_transaction_reads_and_runs_again_later(
     engine, raw, db_url, before
 ):
-    """``ALTER INDEX`` (0011) and ``ALTER TABLE`` (0013) wait for every transaction that
+    """``ALTER INDEX`` (0011) and ``ALTER TABLE`` (0013, 0014) wait for every transaction that
     touched the table, and every later query of it waits behind the ALTER: the
     migration gives up after 5 s."""
     from tests.acceptance.test_cli import run as run_installed
