@@ -286,6 +286,16 @@ def bare_role(text: str) -> bool:
     return rest != text and _SUBSTANCE.search(rest) is None
 
 
+def names_only(text: str) -> bool:
+    """Whether ``text`` is product and role nouns and nothing more ("database",
+    "postgresql", "数据库"), not a topic of its own that names one ("database backup",
+    "数据库备份", "frontend testing")."""
+    rest = text
+    for _, pattern in (*_PRODUCT_PATTERNS, *_ROLE_PATTERNS):
+        rest = pattern.sub(" ", rest)
+    return rest != text and _SUBSTANCE.search(rest) is None
+
+
 def product_topics(text: str) -> set[str]:
     """The topic keys of every product ``text`` names (``{"database", "cache"}``...)."""
     topics = {topic for topic, pattern in _PRODUCT_PATTERNS if pattern.search(text)}

@@ -423,6 +423,32 @@ def _qualifiers(text: str) -> set[str]:
     return {re.sub(r"\s+", "", q).casefold() for q in found}
 
 
+#: What a statement that something stopped says beside the thing itself: the
+#: negation, the verb of use, words of no content.
+_STOP_SAYING = frozenset(
+    "no longer not anymore any more don't do does doesn't didn't never stopped stop quit "
+    "dropped abandoned ditched use uses using used like likes prefer prefers live lives "
+    "living in work works at for run runs on deploy to the a an we i our my you they it "
+    "is are was were".split()
+) | frozenset("不再 再 不 没有 使用 用 采用 选用 住在 住 在 是 做 喜欢 吃 喝 了 我 我们 也".split())
+
+
+_INSTEAD = re.compile(r"而不是|而非|取代|替代|\binstead\s+of\b", re.IGNORECASE)
+
+
+def _stopped_in_full(new_text: str, change: Change, old_text: str) -> bool:
+    """Whether ``old_text`` holds all that the clause saying what stopped says of it:
+    "I don't like Italian wine" does not replace "I like Italian food", "我们不再使用
+    S3 存储日志" not "用户头像存储在 S3", "We don't deploy on Fridays" not "We deploy
+    every Tuesday" (a review found all three replaced)."""
+    if _INSTEAD.search(new_text):
+        return True  # "后端用 Go 而不是 Python": a new choice, said in full
+    clauses = [c for c in _CLAUSE.split(new_text) if c and any(_mentions(c, o) for o in change.old)]
+    said = {w.casefold() for c in clauses for w in _words(c)}
+    said -= _STOP_SAYING | {w.casefold() for w in _words(change.subject)}
+    return said <= {w.casefold() for w in _words(old_text)}
+
+
 def _mentions(text: str, name: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", name):
         return name in text
@@ -492,9 +518,11 @@ def change_applies(new_text: str, old_text: str) -> bool:
             return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:
         return False  # the old memory holds facts of other kinds too: keep it
-    if any(_mentions(old_text, name) for name in change.old):
+    # What stopped, with no new value, replaces only a memory that says all of it.
+    whole = bool(change.new) or _stopped_in_full(new_text, change, old_text)
+    if any(_mentions(old_text, name) for name in change.old) and whole:
         return True
-    if new_topics and old_topics & new_topics:
+    if new_topics and old_topics & new_topics and whole:
         return True
     if change.residence:
         if change.subject:  # a person named, and named in the old memory too

@@ -199,4 +199,26 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
     )
 
 
-__all__ = ["Segments", "fold_traditional", "normalize", "query_terms", "segment", "term_queries"]
+def ordered_words(text: str) -> list[str]:
+    """The words of ``text`` in order: Latin words case-folded, Chinese cut by jieba's
+    precise mode, every word kept (no stop words: "我/在/北京/工作")."""
+    out: list[str] = []
+    for latin, han in _ORDERED.findall(normalize(text)):
+        if latin:
+            out.append(latin.casefold())
+        else:
+            out.extend(w for w in _jieba().cut(han) if w.strip())  # type: ignore[attr-defined]
+    return out
+
+
+_ORDERED = re.compile(r"([A-Za-z0-9]+(?:['.+#-][A-Za-z0-9]+)*)|([\u4e00-\u9fff]+)")
+
+__all__ = [
+    "Segments",
+    "fold_traditional",
+    "normalize",
+    "ordered_words",
+    "query_terms",
+    "segment",
+    "term_queries",
+]

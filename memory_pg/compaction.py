@@ -16,6 +16,7 @@ from memory_pg._extract import (
     detect_language,
     extract,
     known_topic,
+    names_only,
     normalize_topic,
     to_turn,
 )
@@ -207,9 +208,13 @@ def _strings(value: object, depth: int = 0) -> list[str]:
 
 
 def _topic(raw: object, decision: str) -> str | None:
+    """The topic key of an LLM's decision: the known key of a product or role it is
+    ("db", "postgresql" -> ``database``), else its own ("database_backup" stays:
+    a backup decision must not replace the database decision)."""
     if isinstance(raw, str) and raw.strip():
         key = normalize_topic(raw)
-        return known_topic(key.replace("_", " ")) or key
+        spelled = key.replace("_", " ")
+        return (known_topic(spelled) if names_only(spelled) else None) or key
     return decision_topic(decision)
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memory_pg import _facts
-from memory_pg._segment import segment
+from memory_pg._segment import ordered_words, segment
 from memory_pg.config import SupersedePolicy
 from memory_pg.entities import extract, has_han
 from memory_pg.sql.memories import NewMemory
@@ -147,9 +147,60 @@ def _first_person(text: str) -> str | None:
     return None
 
 
+#: Numbers written as words: "two appointments" is not a repeat of "three
+#: appointments", nor "两周" of "三周".
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
+    "sixty seventy eighty ninety hundred thousand million billion half dozen "
+    "once twice".split()
+)
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿半]")
+
+
 def _numbers(text: str) -> list[str]:
+    """The words of ``text`` that hold a number: digits, a number word, or a Chinese
+    numeral ("两周", "五公里"; a word such as "一起" counts too: when unsure, two
+    texts that differ in one are kept apart)."""
     seg = segment(text)
-    return [w for w in seg.words if any(ch.isdigit() for ch in w)]
+    latin = [w for w in seg.words if any(ch.isdigit() for ch in w) or w.casefold() in _NUMBER_WORDS]
+    return sorted(latin + [w for w in seg.cjk if _ZH_NUMERAL.search(w)])
+
+
+def _words_of(text: str) -> list[str]:
+    """:func:`memory_pg._segment.ordered_words` with English function words left out."""
+    return [w for w in ordered_words(text) if w not in _EN_STOPWORDS]
+
+
+def _swap(a: str, b: str) -> tuple[int, int] | None:
+    """Where two texts differ by Chinese words swapped for others: how many words they
+    share before the swap and after it; None when they differ otherwise (a word
+    added or dropped, or only Latin words swapped: the model reads those)."""
+    ta, tb = _words_of(a), _words_of(b)
+    size = min(len(ta), len(tb))
+    before = 0
+    while before < size and ta[before] == tb[before]:
+        before += 1
+    after = 0
+    while after < size - before and ta[-1 - after] == tb[-1 - after]:
+        after += 1
+    gone, came = ta[before : len(ta) - after], tb[before : len(tb) - after]
+    if not gone or not came or not has_han("".join(gone + came)):
+        return None
+    return before, after
+
+
+def _other_subjects(a: str, b: str) -> bool:
+    """Whether the two texts say one thing of two subjects: Chinese words swapped
+    before the rest they share, which is more than they share before the swap
+    ("登录模块已上线" / "支付模块已上线", "我女儿在北京上学" / "我儿子…"). A value
+    that changed comes after what the two share ("项目负责人是王芳" / "…李娜").
+
+    The bundled model reads no Chinese (every character ``[UNK]``: such pairs score
+    about 1.0), and the words alone agree on all but the subject.
+    """
+    swap = _swap(a, b)
+    return swap is not None and swap[1] > swap[0]
 
 
 #: Words that turn a statement around. Two texts alike but for one of these say
@@ -203,6 +254,8 @@ def decide(
         # Nor is "never with breakfast" one of "with breakfast".
         and _negations(new_text) == _negations(nearest.text)
         and not _other_people(new_text, nearest.text)
+        # "负责订单系统" / "负责支付系统": a word swapped is a new fact, never a repeat.
+        and _swap(new_text, nearest.text) is None
     ):
         return Decision("merge", (nearest.id,), "near_duplicate", nearest.similarity, topic)
     if _facts.non_fact(new_text) is not None:
@@ -237,6 +290,8 @@ def decide(
         and not _facts.different_kinds(new_text, nearest.text)
         # "小王喜欢喝咖啡" / "小李喜欢喝咖啡": one fact each of two people.
         and not _other_people(new_text, nearest.text)
+        # "登录模块已上线" / "支付模块已上线": one thing said of two subjects.
+        and not _other_subjects(new_text, nearest.text)
     ):
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)
