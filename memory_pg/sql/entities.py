@@ -73,6 +73,14 @@ def aliases_seen(agent_id: str | None, shown: Any = None) -> Any:
     )
 
 
+def _shown(agent_id: str | None) -> list[Any]:
+    """An entity's columns as ``agent_id`` is shown them: id, name, kind, aliases,
+    created_at (:func:`name_seen`, :func:`aliases_seen`)."""
+    shown = name_seen(e, agent_id)
+    aliases = aliases_seen(agent_id, shown)
+    return [e.c.id, shown.label("name"), e.c.kind, aliases.label("aliases"), e.c.created_at]
+
+
 def find_entity(user_id: str, key: str, name: str, agent_id: str | None) -> Select[Any]:
     """The entity whose key is ``key``, or that a memory gave ``name`` as a spelling,
     of those that a memory ``agent_id`` may see names so (current or not)."""
@@ -86,15 +94,8 @@ def find_entity(user_id: str, key: str, name: str, agent_id: str | None) -> Sele
             or_(e.c.key == key, literal(name, Text) == any_(me.c.spellings)),
         )
     )
-    shown = name_seen(e, agent_id)
     return (
-        select(
-            e.c.id,
-            shown.label("name"),
-            e.c.kind,
-            aliases_seen(agent_id, shown).label("aliases"),
-            e.c.created_at,
-        )
+        select(*_shown(agent_id))
         .where(
             e.c.user_id == user_id,
             # Every spelling any memory gave is among the entity's aliases: the
@@ -151,19 +152,11 @@ def list_entities(
     if kinds:
         counted = counted.where(e.c.kind.in_(list(kinds)))
     top = counted.subquery("top")
-    shown = name_seen(e, agent_id)
+    columns = _shown(agent_id)
     return (
-        select(
-            e.c.id,
-            shown.label("name"),
-            e.c.kind,
-            aliases_seen(agent_id, shown).label("aliases"),
-            e.c.created_at,
-            top.c.mentions,
-            top.c.last_mentioned_at,
-        )
+        select(*columns, top.c.mentions, top.c.last_mentioned_at)
         .select_from(top.join(e, same_user(e.c.id, top.c.id)))
-        .order_by(top.c.mentions.desc(), shown, e.c.id)
+        .order_by(top.c.mentions.desc(), columns[1], e.c.id)
     )
 
 
