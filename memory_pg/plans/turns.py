@@ -142,10 +142,16 @@ def last_turn(
 
     eligible = [r for r in rows if followable(r)]
     followed = {r["follows"] for r in eligible}
+    followed_at_all = {r["follows"] for r in rows}
     ends = [r for r in eligible if r["id"] not in followed]
     if not ends:
         return None
-    row: Mapping[str, Any] | None = max(ends, key=lambda r: (r["created_at"], r["event_time"]))
+    # As the SQL chain end (memory_pg.sql.turns): a write's turns share their times,
+    # their ids are in the order written.
+    row: Mapping[str, Any] | None = max(
+        ends,
+        key=lambda r: (r["id"] not in followed_at_all, r["created_at"], r["event_time"], r["id"]),
+    )
     for _ in range(MAX_STEPS_BACK):
         if row is None:
             return None

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_pg._ids import ordered_ids
 from memory_pg._validate import (
     check_agent_id,
     check_importance,
@@ -304,10 +305,12 @@ def new_rows(
             f"for item {bad[0]}: {embedder.model_name} is not fit to store it"
         )
     rows = []
+    # In the order given: a write's turns share their times, their ids tell the order.
+    ids = ordered_ids(len(prepared.items))
     for i, item in enumerate(prepared.items):
         rows.append(
             NewMemory(
-                id=uuid.uuid4(),
+                id=ids[i],
                 user_id=prepared.user_id,
                 memory_type=item.memory_type,
                 text=prepared.texts[i],

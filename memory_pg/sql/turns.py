@@ -179,8 +179,9 @@ def _chain_end(
 ) -> Any:
     """The newest row of ``source`` (the memories, or some of them) in each session that
     a turn of this scope may follow, meeting ``conditions``: the end of its chain of
-    ``follows`` links among those rows (one batch's turns share created_at), as a
-    LATERAL subquery over :data:`_SESSIONS`."""
+    ``follows`` links among those rows (one batch's turns share created_at: among
+    ends, the last written, :mod:`memory_pg._ids`), as a LATERAL subquery over
+    :data:`_SESSIONS`."""
     c = source.c
     follower = m.alias("follower")
     followed = (
@@ -195,6 +196,11 @@ def _chain_end(
             _followable(follower, agent_id, private),
         )
     )
+    # Followed by a turn this scope may not follow (another agent's private turn,
+    # linked before such links were refused): not an end while another is.
+    followed_at_all = select(ml.c.src).where(
+        ml.c.user_id == user_id, ml.c.dst == c.id, ml.c.relation == "follows"
+    )
     return (
         select(c.id, c.text, c.private, c.agent_id, c.memory_type, c.event_time)
         .add_columns(c.superseded_at, c.expires_at)
@@ -204,7 +210,8 @@ def _chain_end(
             _followable(source, agent_id, private),
             *conditions,
         )
-        .order_by(c.created_at.desc(), c.event_time.desc(), c.id.desc())
+        # One write's turns share their times; their ids are in the order written.
+        .order_by(followed_at_all.exists(), c.created_at.desc(), c.event_time.desc(), c.id.desc())
         .limit(1)
         .lateral("latest")
     )

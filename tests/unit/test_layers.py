@@ -24,6 +24,7 @@ BASE = {
     "errors",
     "config",
     "_validate",
+    "_ids",
     "_segment",
     "_facts",
     "_extract",
