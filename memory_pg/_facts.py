@@ -423,30 +423,51 @@ def _qualifiers(text: str) -> set[str]:
     return {re.sub(r"\s+", "", q).casefold() for q in found}
 
 
-#: What a statement that something stopped says beside the thing itself: the
-#: negation, the verb of use, words of no content.
+#: What a statement that something stopped says beside the thing itself: the verb
+#: of use, words of no content.
 _STOP_SAYING = frozenset(
-    "no longer not anymore any more don't do does doesn't didn't never stopped stop quit "
-    "dropped abandoned ditched use uses using used like likes prefer prefers live lives "
-    "living in work works at for run runs on deploy to the a an we i our my you they it "
-    "is are was were".split()
-) | frozenset("不再 再 不 没有 使用 用 采用 选用 住在 住 在 是 做 喜欢 吃 喝 了 我 我们 也".split())
+    "use uses using used like likes prefer prefers live lives living in work works at "
+    "for run runs on deploy to the a an any it is are was were".split()
+) | frozenset("使用 用 采用 选用 住在 住 在 是 做 喜欢 吃 喝 了 也 再".split())
 
+#: Where the stopping is said: what follows names what stopped.
+_STOPPING = re.compile(
+    r"\b(?:no longer|not anymore|don't|do not|doesn't|does not|didn't|did not|never"
+    r"|stopped|quit|dropped|abandoned|ditched)\b|不再|不用|停用|没有再",
+    re.IGNORECASE,
+)
+
+#: When it stopped ("last month", "since March", "now", "现在"): not what stopped.
+_WHEN = re.compile(
+    r"\b(?:since|last|this|until|from)\s+\w+|\b\w+\s+ago\b"
+    r"|\b(?:anymore|any more|at all|now|these days|nowadays|recently|today|yesterday)\b"
+    r"|现在|目前|已经|如今|从此|以后",
+    re.IGNORECASE,
+)
 
 _INSTEAD = re.compile(r"而不是|而非|取代|替代|\binstead\s+of\b", re.IGNORECASE)
 
 
 def _stopped_in_full(new_text: str, change: Change, old_text: str) -> bool:
-    """Whether ``old_text`` holds all that the clause saying what stopped says of it:
-    "I don't like Italian wine" does not replace "I like Italian food", "我们不再使用
-    S3 存储日志" not "用户头像存储在 S3", "We don't deploy on Fridays" not "We deploy
-    every Tuesday" (a review found all three replaced)."""
+    """Whether ``old_text`` holds all that the clause saying what stopped says of it
+    after the stopping ("不再", "no longer", "stopped"), when aside: "I don't like
+    Italian wine" does not replace "I like Italian food", "我们不再使用 S3 存储日志"
+    not "用户头像存储在 S3", "We don't deploy on Fridays" not "We deploy every
+    Tuesday" (a review found all three replaced). A Chinese word counts where the old
+    text holds it anywhere (jieba may cut "飞书" apart in one text and not the other).
+    """
     if _INSTEAD.search(new_text):
         return True  # "后端用 Go 而不是 Python": a new choice, said in full
-    clauses = [c for c in _CLAUSE.split(new_text) if c and any(_mentions(c, o) for o in change.old)]
-    said = {w.casefold() for c in clauses for w in _words(c)}
+    said: set[str] = set()
+    for clause in _CLAUSE.split(new_text):
+        if not clause or not any(_mentions(clause, o) for o in change.old):
+            continue
+        stop = _STOPPING.search(clause)
+        rest = _WHEN.sub(" ", clause[stop.end() :] if stop else clause)
+        said |= {w.casefold() for w in _words(rest)}
     said -= _STOP_SAYING | {w.casefold() for w in _words(change.subject)}
-    return said <= {w.casefold() for w in _words(old_text)}
+    old_words = {w.casefold() for w in _words(old_text)}
+    return all(w in old_words or (_CJK_RUN.search(w) and w in old_text) for w in said)
 
 
 def _mentions(text: str, name: str) -> bool:

@@ -187,14 +187,22 @@ def _swap(a: str, b: str) -> tuple[int, int] | None:
     gone, came = ta[before : len(ta) - after], tb[before : len(tb) - after]
     if not gone or not came or not has_han("".join(gone + came)):
         return None
+    if after and ta[len(ta) - after] in _COPULA:
+        # "蓝色是我最喜欢的颜色" / "绿色是…": the value put first; it changed.
+        return before, 0
     return before, after
+
+
+#: A shared rest that starts with one of these says what the swapped words are.
+_COPULA = frozenset({"是", "为", "乃"})
 
 
 def _other_subjects(a: str, b: str) -> bool:
     """Whether the two texts say one thing of two subjects: Chinese words swapped
     before the rest they share, which is more than they share before the swap
     ("登录模块已上线" / "支付模块已上线", "我女儿在北京上学" / "我儿子…"). A value
-    that changed comes after what the two share ("项目负责人是王芳" / "…李娜").
+    that changed comes after what the two share ("项目负责人是王芳" / "…李娜"), or
+    before a shared rest that says what it is ("蓝色是我最喜欢的颜色" / "绿色是…").
 
     The bundled model reads no Chinese (every character ``[UNK]``: such pairs score
     about 1.0), and the words alone agree on all but the subject.

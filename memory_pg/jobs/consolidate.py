@@ -80,10 +80,11 @@ def merge_fragments(fragments: list[str]) -> str:
     """The offline summary: the longest fragment, then each other sentence not yet in it.
 
     Deterministic and lossless for distinct sentences: sentences are split on
-    ``. ! ? 。 ！ ？ ;`` and new lines, and one already contained (ignoring case and
-    spacing) as a whole is left out: between the text's ends or characters that are
-    not letters or digits ("给王总转账100" is not in "给王总转账1000元房租", "I like
-    tea" is not in "I like teapots"; "我喜欢猫" is in "我喜欢猫，也喜欢狗").
+    ``. ! ? 。 ！ ？ ;`` and new lines, and one already contained in one sentence
+    (ignoring case and spacing) as a whole is left out: not part of a Latin word or a
+    number there ("给王总转账100" is not in "给王总转账1000元房租", "Python 3" not in
+    "Python 3.12", "I like tea" not in "I like teapots"; "每天早上喝咖啡" is in
+    "用户每天早上喝咖啡": Chinese has no spaces between words).
     """
     if not fragments:
         raise InvalidArgument("nothing to merge")
@@ -97,7 +98,7 @@ def merge_fragments(fragments: list[str]) -> str:
             key = _norm(sentence)
             if key and not _contained(key, seen):
                 parts.append(sentence.strip())
-                seen += " " + key
+                seen += "\n" + key  # a match never spans two sentences
     return " ".join(parts)
 
 
@@ -128,17 +129,29 @@ def llm_summarizer(llm: Callable[[str], str]) -> Summarize:
 
 
 def _contained(key: str, text: str) -> bool:
-    """Whether ``key`` is in ``text`` as a whole: no letter or digit right before or
-    after it (a Chinese character is a letter: a clause, not part of a word)."""
+    """Whether ``key`` is in ``text`` as a whole: not joined to a Latin letter or digit
+    on either side, nor a digit to a digit or to a decimal point before one."""
     start = text.find(key)
     while start >= 0:
         end = start + len(key)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not before.isalnum() and not after.isalnum():
+        if not _joins(text[start - 2 : start], key[0]) and not _joins(
+            text[end : end + 2][::-1], key[-1]
+        ):
             return True
         start = text.find(key, start + 1)
     return False
+
+
+def _joins(beside: str, edge: str) -> bool:
+    """Whether ``edge`` (a key's first or last character) continues into ``beside``,
+    the two characters next to it, nearest last ("3" into "12." of "3.12")."""
+    if not beside:
+        return False
+    near = beside[-1]
+    latin = near.isascii() and near.isalnum() and edge.isascii() and edge.isalnum()
+    digits = near.isdigit() and edge.isdigit()
+    decimal = near in ".," and edge.isdigit() and len(beside) == 2 and beside[0].isdigit()
+    return latin or digits or decimal
 
 
 def _norm(value: str) -> str:

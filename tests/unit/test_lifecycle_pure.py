@@ -163,6 +163,12 @@ def test_offline_merge_keeps_a_sentence_that_is_only_part_of_a_word_or_number():
     assert merge_fragments(["I like teapots", "I like tea"]) == "I like teapots I like tea"
     assert merge_fragments(["我喜欢猫，也喜欢狗", "我喜欢猫"]) == "我喜欢猫，也喜欢狗"
     assert merge_fragments(["Call Bob, then Ann", "call bob"]) == "Call Bob, then Ann"
+    # A version is a number too; a match never spans two sentences (a second review).
+    assert merge_fragments(["Use Python 3.12 here", "Python 3"]) == "Use Python 3.12 here Python 3"
+    kept = merge_fragments(["Meeting on Monday", "Deploy Friday", "Monday deploy"])
+    assert kept == "Meeting on Monday Deploy Friday Monday deploy"
+    # Chinese has no spaces: a clause inside a longer one is a repeat, as before.
+    assert merge_fragments(["用户每天早上喝咖啡", "每天早上喝咖啡"]) == "用户每天早上喝咖啡"
 
 
 def test_sql_blocks_are_named():
