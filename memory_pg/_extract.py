@@ -280,18 +280,20 @@ def bare_role(text: str) -> bool:
     """Whether ``text`` is a role noun and nothing more ("数据库", "database"), not one
     qualified by other words ("analytics database", "分析数据库"): a qualified role
     is one of several of its kind."""
-    rest = text
-    for _, pattern in _ROLE_PATTERNS:
-        rest = pattern.sub(" ", rest)
-    return rest != text and _SUBSTANCE.search(rest) is None
+    return _nothing_but(text, _ROLE_PATTERNS)
 
 
 def names_only(text: str) -> bool:
     """Whether ``text`` is product and role nouns and nothing more ("database",
     "postgresql", "数据库"), not a topic of its own that names one ("database backup",
     "数据库备份", "frontend testing")."""
+    return _nothing_but(text, (*_PRODUCT_PATTERNS, *_ROLE_PATTERNS))
+
+
+def _nothing_but(text: str, patterns: Iterable[tuple[str, re.Pattern[str]]]) -> bool:
+    """Whether ``text`` holds words of ``patterns`` and no other letter or digit."""
     rest = text
-    for _, pattern in (*_PRODUCT_PATTERNS, *_ROLE_PATTERNS):
+    for _, pattern in patterns:
         rest = pattern.sub(" ", rest)
     return rest != text and _SUBSTANCE.search(rest) is None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg import _extract
-from memory_pg._segment import segment
+from memory_pg._segment import EN_STOPWORDS, segment
 
 # -- non-facts ------------------------------------------------------------------------
 
@@ -424,11 +424,12 @@ def _qualifiers(text: str) -> set[str]:
 
 
 #: What a statement that something stopped says beside the thing itself: the verb
-#: of use, words of no content.
-_STOP_SAYING = frozenset(
-    "use uses using used like likes prefer prefers live lives living in work works at "
-    "for run runs on deploy to the a an any it is are was were".split()
-) | frozenset("使用 用 采用 选用 住在 住 在 是 做 喜欢 吃 喝 了 也 再".split())
+#: of use, and words of no content (:data:`memory_pg._segment.EN_STOPWORDS`; the
+#: Chinese ones never reach here, :func:`memory_pg._segment.segment` drops them).
+_STOP_SAYING = EN_STOPWORDS | frozenset(
+    "use uses using used like likes prefer prefers live lives living work works run runs "
+    "deploy any 使用 用 采用 选用 住在 住 做 喜欢 吃 喝 再".split()
+)
 
 #: Where the stopping is said: what follows names what stopped.
 _STOPPING = re.compile(
@@ -449,13 +450,10 @@ _INSTEAD = re.compile(r"而不是|而非|取代|替代|\binstead\s+of\b", re.IGN
 
 
 def _stopped_in_full(new_text: str, change: Change, old_text: str) -> bool:
-    """Whether ``old_text`` holds all that the clause saying what stopped says of it
-    after the stopping ("不再", "no longer", "stopped"), when aside: "I don't like
-    Italian wine" does not replace "I like Italian food", "我们不再使用 S3 存储日志"
-    not "用户头像存储在 S3", "We don't deploy on Fridays" not "We deploy every
-    Tuesday" (a review found all three replaced). A Chinese word counts where the old
-    text holds it anywhere (jieba may cut "飞书" apart in one text and not the other).
-    """
+    """Whether ``old_text`` holds all the clause says after the stopping ("不再", "no
+    longer"), when aside: "I don't like Italian wine" keeps "I like Italian food",
+    "我们不再使用 S3 存储日志" keeps "用户头像存储在 S3". A Chinese word counts where
+    the old text holds it anywhere (jieba may cut "飞书" apart in one text only)."""
     if _INSTEAD.search(new_text):
         return True  # "后端用 Go 而不是 Python": a new choice, said in full
     said: set[str] = set()

@@ -31,6 +31,13 @@ _ZH_STOPWORDS = frozenset(
     "什么 怎么 哪 哪个 哪些 谁 多少 几 一个 一些 有 没有 没 不 是否 要 会 能 可以 "
     "请 让 吗 如何 为什么 关于 一下".split()
 )
+#: English function words: what two texts share without saying the same thing
+#: (:func:`memory_pg.supersession.word_overlap`; jieba's side drops Chinese ones).
+EN_STOPWORDS = frozenset(
+    "a an the our my your his her their its we i you he she they it is are was were be "
+    "will would shall should can could to of in on at as for with from by and or this that "
+    "these those me us them".split()
+)
 #: Words that ask rather than say ("在哪儿", "怎么样", "对吗", "什么时候"): a question
 #: is not about them, and a memory that holds one is not the answer for it.
 _ZH_QUESTION_WORDS = frozenset(
@@ -214,6 +221,7 @@ def ordered_words(text: str) -> list[str]:
 _ORDERED = re.compile(r"([A-Za-z0-9]+(?:['.+#-][A-Za-z0-9]+)*)|([\u4e00-\u9fff]+)")
 
 __all__ = [
+    "EN_STOPWORDS",
     "Segments",
     "fold_traditional",
     "normalize",

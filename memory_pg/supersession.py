@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memory_pg import _facts
-from memory_pg._segment import ordered_words, segment
+from memory_pg._segment import EN_STOPWORDS, ordered_words, segment
 from memory_pg.config import SupersedePolicy
 from memory_pg.entities import extract, has_han
 from memory_pg.sql.memories import NewMemory
@@ -101,14 +101,6 @@ def ask_judge(judge: Judge, old: str, new: str) -> Action:
     return "add"
 
 
-#: English function words left out of :func:`word_overlap` (jieba's side drops Chinese ones).
-_EN_STOPWORDS = frozenset(
-    "a an the our my your his her their its we i you he she they it is are was were be "
-    "will would shall should can could to of in on at as for with from by and or this that "
-    "these those me us them".split()
-)
-
-
 def word_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the two texts' words (jieba words for Chinese), 0..1.
 
@@ -118,8 +110,8 @@ def word_overlap(a: str, b: str) -> float:
     score 0.93. Merging or replacing also needs the words to agree.
     """
     sa, sb = segment(a), segment(b)
-    wa = (set(sa.words) - _EN_STOPWORDS) | set(sa.cjk)
-    wb = (set(sb.words) - _EN_STOPWORDS) | set(sb.cjk)
+    wa = (set(sa.words) - EN_STOPWORDS) | set(sa.cjk)
+    wb = (set(sb.words) - EN_STOPWORDS) | set(sb.cjk)
     if not wa and not wb:
         return 1.0
     return len(wa & wb) / len(wa | wb)
@@ -169,7 +161,7 @@ def _numbers(text: str) -> list[str]:
 
 def _words_of(text: str) -> list[str]:
     """:func:`memory_pg._segment.ordered_words` with English function words left out."""
-    return [w for w in ordered_words(text) if w not in _EN_STOPWORDS]
+    return [w for w in ordered_words(text) if w not in EN_STOPWORDS]
 
 
 def _swap(a: str, b: str) -> tuple[int, int] | None:
