@@ -241,6 +241,7 @@ class RankingSettings:
                 / (1 + recency_weight + importance_weight + reinforcement_weight)
                 [* (1 + time_weight * time_match) / (1 + time_weight)]
                 [* (1 + entity_weight * entity_match) / (1 + entity_weight)]
+                [* (1 + attribute_weight * attribute_match) / (1 + attribute_weight)]
         score = max(score * (1 - question_discount if the memory asks a question),
                     answer_share * the score of the question it answers)
 
@@ -281,6 +282,9 @@ class RankingSettings:
         time_weight: boost of a memory whose event time falls in the span the
             query names, over one far from it (1.0: twice the score).
         entity_weight: boost of a memory that names an entity the query names.
+        attribute_weight: boost of a memory that states the attribute a question
+            asks for ("多大" → an age; :mod:`memory_pg.text.attributes`), among the
+            candidates that share a word with the question.
         half_life_days: recency half-life per memory type, in days.
         default_half_life_days: half-life of types not in ``half_life_days``.
         reinforcement_saturation: uses after which reinforcement is ~63% of its maximum.
@@ -311,6 +315,7 @@ class RankingSettings:
     # LoCoMo, conversations 1-2 tuned (0.05 and 0.1 tie there), 3-5 held out
     # (benchmarks/README.md, "Entities a question names").
     entity_weight: float = 0.1
+    attribute_weight: float = 0.5
 
     def __post_init__(self) -> None:
         from memory_pg.errors import ConfigurationError
@@ -328,6 +333,7 @@ class RankingSettings:
             self.reinforcement_weight,
             self.time_weight,
             self.entity_weight,
+            self.attribute_weight,
         )
         # NaN passes "< 0", and an infinite weight makes inf / inf: either makes every
         # score NaN, which sorts above every number.

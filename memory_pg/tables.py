@@ -77,6 +77,10 @@ memories = Table(
     # with all of the user's agents). Migration 0006.
     Column("agent_id", Text, nullable=True),
     Column("private", Boolean, nullable=False, server_default=text("false")),
+    # The attributes its text states (age, occupation, home …:
+    # memory_pg.text.attributes), for the ranking; NULL: written before migration 0015
+    # and not analysed since (`memory-pg analyze`). Migration 0015.
+    Column("attributes", ARRAY(Text), nullable=True),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),
     CheckConstraint("memory_type ~ '^[a-z][a-z0-9_]{0,63}$'", name="memory_type"),

@@ -26,6 +26,8 @@ from memory_pg.plans.write import parse_memory_id
 from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
 from memory_pg.sql.search import SearchFilters, search_statement
+from memory_pg.sql.use import record_use
+from memory_pg.text.references import name_in, names_given, refers
 
 
 def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,6 +59,7 @@ SCORE_PARTS = (
     "answer_score",
     "time_match",
     "entity_match",
+    "attribute_match",
 )
 
 
@@ -155,6 +158,9 @@ def plan_search(
     few rows. With no ``vector``, the full-text leg ranks alone. ``heavy_users``:
     the store's record of its heavy users, read for the statement and kept up to date.
     """
+    touch = track_access and filters.as_of is None  # a look into the past is no use
+    window = heavy_users is not None and user_id in heavy_users
+    described = _described(query, ranking) if not expand else ()
     # The statement is shared by every search of its shape; the values are this one's.
     step = search_statement(
         user_id,
@@ -163,17 +169,77 @@ def plan_search(
         top_k=top_k,
         filters=filters,
         ranking=ranking,
-        # A look into the past (as_of) is not a use of today's memories.
-        touch=track_access and filters.as_of is None,
+        touch=touch and not described,
         readability=readability,
         now=now,
-        window=heavy_users is not None and user_id in heavy_users,
+        window=window,
     )
+    if described:
+        # The query describes a thing, or asks an attribute of someone: what the best
+        # memories call it ("我常去的那家健身房是乐刻") is asked about in its place,
+        # and each memory keeps the better of its two scores, so the direct answers
+        # stay where they were. Found no name: these are the results.
+        rows = yield step
+        best = [str(r["text"]) for r in rows[:NAMING_DEPTH]]
+        names = names_given(described, best, query)
+        if names:
+            named = yield search_statement(
+                user_id,
+                name_in(query, described, names),
+                vector,
+                top_k=top_k,
+                filters=filters,
+                ranking=ranking,
+                readability=readability,
+                now=now,
+                window=window,
+                names=names,
+            )
+            rows = _better_of(rows, named, top_k)
+        if touch and rows:
+            yield record_use(user_id, [r["id"] for r in rows])
+        return _search_results(rows, vector, False, user_id, heavy_users)
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, filters, expand)
     # Its only statement: the driver commits with it, in one network exchange.
     rows = yield final(step)
-    shape = relations.result_dict if expand else memory_dict
+    return _search_results(rows, vector, bool(expand), user_id, heavy_users)
+
+
+#: How many of the best results are read for the names they give what a query describes.
+NAMING_DEPTH = 5
+
+
+def _better_of(first: Rows, second: Rows, top_k: int) -> Rows:
+    """The rows of two searches, each memory once with the better of its scores, best
+    first (the newer first on a tie), ``top_k`` of them."""
+    best: dict[Any, dict[str, Any]] = {}
+    for row in [*first, *second]:
+        kept = best.get(row["id"])
+        if kept is None or row["score"] > kept["score"]:
+            best[row["id"]] = row
+    ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["event_time"].timestamp()))
+    out = Rows(ranked[:top_k])
+    out.rowcount = len(out)
+    return out
+
+
+def _described(query: str, ranking: RankingSettings | None) -> tuple[str, ...]:
+    """The words by which ``query`` describes what memories may name otherwise
+    (:func:`memory_pg.text.references.refers`), unless the ranking weighs no attribute."""
+    if ranking is not None and ranking.attribute_weight <= 0:
+        return ()
+    return refers(query)
+
+
+def _search_results(
+    rows: Rows,
+    vector: np.ndarray[Any, Any] | None,
+    expanded: bool,
+    user_id: str,
+    heavy_users: HeavyUsers | None,
+) -> list[dict[str, Any]]:
+    shape = relations.result_dict if expanded else memory_dict
     out = [shape(r) | {"full_text_only": vector is None} for r in rows]
     # Expanded rows carry no ``user_heavy``; the direct hits do, unless the query had
     # no word (then nothing is learnt).

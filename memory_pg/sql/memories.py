@@ -39,6 +39,7 @@ from sqlalchemy.sql.elements import BindParameter
 from memory_pg._segment import segment
 from memory_pg.sql.core import ENGLISH, SIMPLE, Bound, array_param, unnest_rows, vector_array
 from memory_pg.tables import dialogue_buffer, history, memories
+from memory_pg.text.attributes import stated
 
 m = memories
 
@@ -129,6 +130,18 @@ _PLAIN_COLUMNS = (
 TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_context_words", "tsv_context_cjk")
 
 
+def attributes_text(text: str) -> str:
+    """The attributes ``text`` states (:func:`memory_pg.text.attributes.stated`), joined
+    by spaces: one text a row, which the insert splits into the ``attributes`` array
+    (an array of arrays of unequal lengths cannot travel as one parameter)."""
+    return " ".join(stated(text))
+
+
+def attributes_expr(joined: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``attributes`` from :func:`attributes_text`'s form; none stated is ``{}``."""
+    return func.string_to_array(joined, literal(" "))
+
+
 def tsvector_words(row: NewMemory) -> dict[str, str]:
     """The words of a memory that :func:`tsvector_expr` indexes, by :data:`TSV_INPUTS` name."""
     seg = segment(row.text)
@@ -187,6 +200,7 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Bound:
     params["event_time"] = [r.event_time for r in rows]
     for key in TSV_INPUTS:
         params[key] = [w[key] for w in words]
+    params["attributes_text"] = [attributes_text(r.text) for r in rows]
     # An import restores some columns as exported; NULL elsewhere, so the default applies.
     for key in _OVERRIDE_DEFAULTS:
         params[key] = [r.overrides.get(key) for r in rows]
@@ -196,7 +210,7 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Bound:
 
 @cache
 def _insert_statement() -> Insert:
-    names = (*_PLAIN_COLUMNS, "event_time", *TSV_INPUTS, *_OVERRIDE_DEFAULTS)
+    names = (*_PLAIN_COLUMNS, "event_time", *TSV_INPUTS, "attributes_text", *_OVERRIDE_DEFAULTS)
     arrays = {name: _array(name) for name in names}
     # pgvector's text form, made by vector_array(): the Vector type's own is much slower.
     arrays["embedding"] = cast(bindparam("embedding", type_=Text()), ARRAY(m.c.embedding.type))
@@ -204,6 +218,7 @@ def _insert_statement() -> Insert:
     values: dict[str, Any] = {c: u.c[c] for c in _PLAIN_COLUMNS}
     values["embedding"] = u.c.embedding
     values["search_tsv"] = tsvector_expr({key: u.c[key] for key in TSV_INPUTS})
+    values["attributes"] = attributes_expr(u.c.attributes_text)
     values["event_time"] = func.coalesce(u.c.event_time, func.now())
     for key, default in _OVERRIDE_DEFAULTS.items():
         values[key] = u.c[key] if default is None else func.coalesce(u.c[key], default)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ParamSpec
@@ -19,7 +19,6 @@ from sqlalchemy import (
     Integer,
     Select,
     Text,
-    Update,
     and_,
     bindparam,
     case,
@@ -28,7 +27,6 @@ from sqlalchemy import (
     literal,
     null,
     select,
-    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.sql.elements import BindParameter
@@ -44,10 +42,13 @@ from memory_pg.scoring import (
     TIME_MAX_SPANS,
 )
 from memory_pg.sql import dialogue, lexical
+from memory_pg.sql.attributes import asked_about, attribute_factor, states_asked
 from memory_pg.sql.core import vector_literal
-from memory_pg.sql.memories import MAX_ACCESS_COUNT, MEMORY_COLUMNS, current_conditions, visible_to
+from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
 from memory_pg.sql.mentions import entity_factor, name_pattern, names_entity, query_entities
+from memory_pg.sql.use import record_use
 from memory_pg.tables import memories
+from memory_pg.text.references import Name
 from memory_pg.timespan import find_timespan
 
 m = memories
@@ -148,6 +149,8 @@ _P_WRITERS = bindparam("writer_agents", type_=m.c.agent_id.type, expanding=True)
 #: The keys of the entities the query names (:func:`memory_pg.entities.extract`).
 _P_ENTITY_KEYS = bindparam("entity_keys", type_=ARRAY(Text))
 _P_ENTITY_PATTERN = bindparam("entity_pattern", type_=Text)
+_P_ASKED_ATTRIBUTES = bindparam("asked_attributes", type_=ARRAY(Text))
+_P_ATTRIBUTE_SUBJECT = bindparam("attribute_subject", type_=Text)
 
 
 def _scope_shape(filters: SearchFilters) -> dict[str, bool]:
@@ -257,6 +260,10 @@ class SearchShape:
     timespan: bool = False
     #: The query names an entity (and the ranking weighs it): the score has an entity part.
     entities: bool = False
+    #: The question asks for an attribute (:mod:`memory_pg.text.attributes`), of a
+    #: subject it names: the score has an attribute part.
+    attributes: bool = False
+    attribute_subject: bool = False
     touch: bool = False
     #: Agent scope (see :func:`visible_to`): a searching agent, a filter on writers.
     viewer: bool = False
@@ -294,6 +301,7 @@ def search_statement(
     readability: float = 1.0,
     now: datetime | None = None,
     window: bool = False,
+    names: Sequence[Name] = (),
 ) -> tuple[Select[Any], dict[str, Any]]:
     """The hybrid search (see :func:`search_memories`) and the values to run it with.
 
@@ -310,7 +318,9 @@ def search_statement(
     sample, so it reads their matches in a time window first (the same results).
     Each row carries ``user_heavy``: whether the user holds at least the sample
     under these filters (NULL for a query with no word), for the next search's
-    ``window``.
+    ``window``. ``names``: what memories call the thing the query describes
+    (:func:`memory_pg.text.references.names_given`): their words join the query's,
+    and a memory naming one is about the question's subject.
     """
     rs = ranking or RankingSettings()
     reference = now or filters.as_of or datetime.now(timezone.utc)
@@ -320,6 +330,7 @@ def search_statement(
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     named = query_entities(content) if rs.entity_weight > 0 else ()
     entity_keys = [key for key, _ in named]
+    asked_attributes, subject = asked_about(query_text, content, names, rs)
     shape = SearchShape(
         _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
@@ -328,6 +339,8 @@ def search_statement(
         cjk=bool(cjk_any),
         timespan=span is not None,
         entities=bool(entity_keys),
+        attributes=bool(asked_attributes),
+        attribute_subject=bool(subject),
         touch=touch,
         **_scope_shape(filters),
         ranking_key=_ranking_key(rs),
@@ -359,6 +372,10 @@ def search_statement(
     if entity_keys:
         values["entity_keys"] = entity_keys
         values["entity_pattern"] = name_pattern([name for _, name in named])
+    if asked_attributes:
+        values["asked_attributes"] = asked_attributes
+    if subject:
+        values["attribute_subject"] = subject
     if en_any:
         values["lex_en_any"], values["lex_en_own"] = en_any, en_own
     if cjk_any:
@@ -510,6 +527,11 @@ def build_search(shape: SearchShape) -> Select[Any]:
                 if shape.entities
                 else []
             ),
+            *(
+                [states_asked(m.c.attributes, _P_ASKED_ATTRIBUTES).label("states_asked")]
+                if shape.attributes
+                else []
+            ),
         )
         .select_from(fused.join(m, and_(m.c.user_id == _P_USER_ID, m.c.id == fused.c.id)))
         .cte("parts")
@@ -545,6 +567,15 @@ def build_search(shape: SearchShape) -> Select[Any]:
         factor, entity_match = entity_factor(parts.c.names_entity, rs)
         score = score * factor
         extra.append(entity_match.label("entity_match"))
+    if shape.attributes:
+        about = (
+            parts.c.text.op("~*", is_comparison=True)(_P_ATTRIBUTE_SUBJECT)
+            if shape.attribute_subject
+            else None
+        )
+        factor, attribute_match = attribute_factor(parts.c.states_asked, about, rs)
+        score = score * factor
+        extra.append(attribute_match.label("attribute_match"))
     heavy = (held if held is not None else cast(null(), Boolean)).label("user_heavy")
     gates = []
     if shape.min_similarity:
@@ -558,33 +589,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
     if not shape.touch:
         return stmt
     ranked = stmt.cte("ranked")
-    # Only the rows no other transaction holds: a search never waits to count a use,
-    # so two searches (or a search and a write) touching the same memories in
-    # different orders cannot deadlock; a memory locked at that moment goes uncounted.
-    # The use changes no key (FOR NO KEY UPDATE): a write that links to the memory
-    # (a foreign key's KEY SHARE) does not keep it from being counted, nor waits.
-    mine = m.alias("mine")
-    free = (
-        select(mine.c.id)
-        .where(mine.c.user_id == _P_USER_ID, mine.c.id.in_(select(ranked.c.id)))
-        .with_for_update(skip_locked=True, key_share=True)
-    )
-    touched = _touch(_P_USER_ID).where(m.c.id.in_(free)).returning(m.c.id).cte("touched")
-    # PostgreSQL runs a data-modifying CTE whether or not the query reads it.
     return (
         select(*ranked.c)
-        .add_cte(touched)
+        .add_cte(record_use(_P_USER_ID, select(ranked.c.id)).returning(m.c.id).cte("touched"))
         .order_by(ranked.c.score.desc(), ranked.c.event_time.desc(), ranked.c.id)
-    )
-
-
-def _touch(user_id: str | BindParameter[Any]) -> Update:
-    return (
-        update(m)
-        .where(m.c.user_id == user_id)
-        # The count stops at the column's maximum rather than failing every later search.
-        .values(
-            access_count=func.least(m.c.access_count, MAX_ACCESS_COUNT - 1) + 1,
-            last_accessed_at=func.now(),
-        )
     )

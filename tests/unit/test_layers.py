@@ -3,7 +3,7 @@
 Layers (README "Architecture"), lowest first:
 
 0. settings, errors, validation, tables, text tools (segmenting, facts, the offline
-   extractor), embedding, server, schema
+   extractor, ``text``: attributes and references), embedding, server, schema
 1. ``sql`` (statement builders and named SQL) and ``supersession`` (the pure decision)
 2. ``plans`` (the seam: statements with no I/O), ``buffer`` and ``roles`` (their plans)
 3. drivers and jobs: ``opening``, ``exchange``, ``operations``, ``methods``, ``store``,
@@ -38,6 +38,7 @@ BASE = {
     "entities",
     "server",
     "schema",
+    "text",
 }
 LAYERS = {
     **dict.fromkeys(BASE, 0),

@@ -1,0 +1,161 @@
+"""Things referred to by description, and the names that memories give them.
+
+A person asks about a thing the way they know it: "我常去的那家健身房怎么样？",
+"我房东怎么联系？", "the restaurant we went to for her birthday". The memories that
+answer often name it instead: "乐刻的私教课太贵了", "沈阿姨的电话是 139…". Another
+memory joins the two: "我常去的那家健身房是乐刻", "房东是个上海阿姨，姓沈".
+
+* :func:`refers` — whether a query refers to something by description or asks an
+  attribute of a subject, and by which words (its nouns);
+* :func:`names_given` — the names that memories holding those words give them: a
+  copula or naming verb after the words (是 / 叫 / 姓 / named / called / is), a
+  quoted name, a name right after the words ("同事小何").
+
+Patterns of naming, not lists of sentences. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_pg.text.attributes import asked, nouns, subject_words
+
+#: A description: a pointing word with a measure word ("那家", "那个", "这位"), or a
+#: relative clause before a noun ("我常去的健身房"); English "the X (that|who) I …".
+_DESCRIBES = re.compile(
+    r"[那这][个家位只条辆所次场本部间座台件种回]|[\u4e00-\u9fff]的[\u4e00-\u9fff]{1,4}[？?]?$"
+    r"|\bthe\s+\w+(?:\s+\w+)?\s+(?:that|who|which|where|i|we|you|my)\b",
+    re.IGNORECASE,
+)
+
+#: A name as written: a quoted one, or a run of Han characters or a Latin word.
+_QUOTED = re.compile(r"[“\"「《『]([^”\"」》』\n]{1,20})[”\"」》』]")
+_ZH_NAMING = re.compile(
+    r"(?:名叫|叫做|名字叫|名字是|大家都叫(?:他|她|它)?|都叫(?:他|她|它)|叫(?:他|她|它)?|称(?:他|她|它)?为|"
+    r"外号|昵称|小名)\s*([A-Za-z][\w.'-]*(?:\s[A-Z][\w.'-]*)?|[\u4e00-\u9fff]{1,5}?)"
+    r"(?=[，,。.！!；;、\s]|的|是|在|了|$)"
+)
+_ZH_COPULA = re.compile(
+    r"^\s*(?:是|就是|用的是|选的是)\s*([A-Za-z][\w.+#'-]*(?:\s[A-Za-z0-9][\w.+#'-]*)?|[\u4e00-\u9fff]{2,5}?)"
+    r"(?=[，,。.！!；;、\s]|的|$)"
+)
+_ZH_SURNAME = re.compile(r"姓([\u4e00-\u9fff])")
+#: Words a copula may be followed by that name nothing: "是个上海阿姨", "是从深圳来的".
+_NOT_A_NAME = re.compile(
+    r"^(?:个|一|这|那|我|你|他|她|很|挺|在|从|不|也|都|去|有|刚|新|老家|姓|是|叫|的)"
+)
+#: Right after the words: a Chinese given name (2–3 characters) or a capitalised word.
+_ZH_NEXT_NAME = re.compile(
+    r"^\s*((?:小|老|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{2,3}?)(?=是|在|对|的|说|，|,|也|又|刚|从|跟|和)"
+)
+_EN_NAME = r"((?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+_EN_NAMING = re.compile(r"\b(?:named|called|nicknamed|goes by)\s+" + _EN_NAME)
+_EN_COPULA = re.compile(r"^\s*(?:,\s*|is\s+|was\s+|'s\s+)" + _EN_NAME)
+_EN_BEFORE = re.compile(_EN_NAME + r"\s*(?:,|is|was)\s+(?:my|our)\s+$")
+#: Chinese forms of address around a surname: 郑总, 沈阿姨, 老周, 小吴.
+_ADDRESS = (
+    "总|姐|哥|叔|姨|阿姨|老师|医生|大夫|师傅|经理|工|先生|女士|太太|大爷|大妈|奶奶|爷爷|主任|教练"
+)
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name a memory gives what a query describes: ``text`` joins the query's words;
+    ``pattern`` (a PostgreSQL regular expression) finds it in a memory's text."""
+
+    text: str
+    pattern: str
+
+
+@lru_cache(maxsize=1024)
+def refers(query: str) -> tuple[str, ...]:
+    """The nouns by which ``query`` points at something a memory may name otherwise:
+    the subject of an attribute it asks ("我房东怎么联系？" → ``("房东",)``), or the
+    nouns of a description ("我常去的那家健身房怎么样？" → ``("健身房",)``). Empty when
+    it does neither (a topic, a time, the asker alone)."""
+    asking = asked(query)
+    if asking:
+        return subject_words(query, asking)
+    if _DESCRIBES.search(query):
+        return nouns(query)
+    return ()
+
+
+def names_given(words: Sequence[str], texts: Iterable[str], query: str) -> tuple[Name, ...]:
+    """The names that ``texts`` (the best memories for the query) give to what
+    ``words`` describe, leaving out names the query already holds."""
+    found: dict[str, Name] = {}
+    for text in texts:
+        for word in words:
+            at = _find(text, word)
+            if at < 0:
+                continue
+            for name in _names_near(text, at, at + len(word)):
+                key = name.text.casefold()
+                if len(name.text) >= 1 and key not in query.casefold() and key != word.casefold():
+                    found.setdefault(key, name)
+    return tuple(found.values())
+
+
+def name_in(query: str, words: Sequence[str], names: Sequence[Name]) -> str:
+    """``query`` asking about ``names`` in place of the words that described them
+    ("我常去的那家健身房收费怎么样？" → "我常去的那家乐刻收费怎么样？"); the names are
+    added at the end when none of the words is found as written."""
+    joined = " ".join(n.text for n in names)
+    for word in sorted(words, key=len, reverse=True):
+        at = _find(query, word)
+        if at >= 0:
+            return f"{query[:at]} {joined} {query[at + len(word) :]}"
+    return f"{query} {joined}"
+
+
+def _find(text: str, word: str) -> int:
+    if re.fullmatch(r"[\w'-]+", word, re.ASCII):
+        m = re.search(r"(?<![A-Za-z0-9_])" + re.escape(word), text, re.IGNORECASE)
+        return m.start() if m else -1
+    return text.find(word)
+
+
+def _names_near(text: str, start: int, end: int) -> list[Name]:
+    """Names ``text`` gives the words at ``start:end``: by a naming verb or a copula
+    after them in the same sentence, a quoted name, a surname, or a name next to them."""
+    sentence_end = _sentence_end(text, end)
+    after = text[end:sentence_end]
+    before = text[max(0, start - 40) : start]
+    out = [_plain(m.group(1).strip()) for m in _QUOTED.finditer(text)]
+    out += [_plain(m.group(1)) for m in _ZH_NAMING.finditer(after)]
+    out += [_plain(m.group(1)) for m in _EN_NAMING.finditer(after)]
+    for surname in _ZH_SURNAME.findall(after):
+        # The memories that name the person call them by the surname and a form of
+        # address (郑总, 沈阿姨), which the full text holds as one word.
+        forms = [f"老{surname}", f"小{surname}", *(surname + a for a in _ADDRESS.split("|"))]
+        escaped = re.escape(surname)
+        out.append(Name(" ".join(forms), f"(?:老|小){escaped}|{escaped}(?:{_ADDRESS})"))
+    for found in (_ZH_COPULA.match(after), _ZH_NEXT_NAME.match(after)):
+        if found and not _NOT_A_NAME.match(found.group(1)):
+            out.append(_plain(found.group(1)))
+    for found in (_EN_COPULA.match(after), _EN_BEFORE.search(before)):
+        if found:
+            out.append(_plain(found.group(1)))
+    return [n for n in out if n.text and n.text.strip()]
+
+
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
+
+
+def _sentence_end(text: str, at: int) -> int:
+    m = _SENTENCE_END.search(text, at)
+    return m.start() if m else len(text)
+
+
+def _plain(name: str) -> Name:
+    escaped = re.sub(r"([^\w])", r"\\\1", name)
+    if re.search(r"[\u4e00-\u9fff]", name):
+        return Name(name, escaped)
+    return Name(name, "(^|[^[:alnum:]_])" + escaped)
+
+
+__all__ = ["Name", "name_in", "names_given", "refers"]
