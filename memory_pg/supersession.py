@@ -20,11 +20,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from memory_pg import _facts
+from memory_pg import _extract, _facts
 from memory_pg._segment import EN_STOPWORDS, ordered_words, segment
 from memory_pg.config import SupersedePolicy
 from memory_pg.entities import extract, has_han
 from memory_pg.sql.memories import NewMemory
+from memory_pg.text import changes
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,9 @@ class Decision:
     reason: str = "new"
     similarity: float | None = None
     topic: str | None = None
+    #: Why a ``change`` replaced its targets (:meth:`memory_pg.text.changes.Evidence.as_detail`,
+    #: and the judge's verdict where one confirmed it), for the history.
+    evidence: dict[str, object] | None = None
 
 
 JUDGE_PROMPT = (
@@ -81,14 +85,22 @@ JUDGE_PROMPT = (
 )
 
 
-def ask_judge(judge: Judge, old: str, new: str) -> Action:
-    """Ask ``judge`` whether ``new`` replaces, repeats or sits beside ``old``.
+#: The line a judge is shown when the rules found a signal of change in the new memory.
+CUE_LINE = "The new memory signals a change with: {cue}\n"
+
+
+def ask_judge(judge: Judge, old: str, new: str, cue: str = "") -> Action:
+    """Ask ``judge`` whether ``new`` replaces, repeats or sits beside ``old`` (with the
+    signal of change the rules found in ``new``, when there is one).
 
     Any answer other than a clear CONTRADICTS or SAME (or an exception) keeps both:
     losing a fact is worse than keeping one too many.
     """
+    prompt = JUDGE_PROMPT.format(old=old, new=new)
+    if cue:
+        prompt = prompt.replace("Answer with", CUE_LINE.format(cue=cue) + "Answer with", 1)
     try:
-        answer = judge(JUDGE_PROMPT.format(old=old, new=new))
+        answer = judge(prompt)
     except Exception as exc:  # a judge is user code or a network call: never fail the write
         logger.warning("supersession judge failed (%s): keeping both memories", type(exc).__name__)
         return "add"
@@ -268,11 +280,11 @@ def decide(
     changed = _changed(new_text, candidates, judge)
     if changed:
         # The closest replaced memory lends its topic, whatever order the lookup gave.
-        closest = max(changed, key=lambda c: c.similarity)
+        closest, evidence = max(changed, key=lambda c: c[0].similarity)
         inherit = topic if topic is not None else closest.topic
         reason = "change" if judge is None else "judge"
-        targets = tuple(dict.fromkeys(c.id for c in changed))
-        return Decision("supersede", targets, reason, closest.similarity, inherit)
+        targets = tuple(dict.fromkeys(c.id for c, _ in changed))
+        return Decision("supersede", targets, reason, closest.similarity, inherit, evidence)
     inherit = topic if topic is not None else nearest.topic
     if judge is not None:
         if nearest.similarity < policy.judge_threshold:
@@ -299,25 +311,62 @@ def decide(
 
 def _changed(
     new_text: str, candidates: Sequence[Candidate], judge: Judge | None
-) -> list[Candidate]:
-    """The candidates an explicit statement of change replaces, in candidate order.
+) -> list[tuple[Candidate, dict[str, object]]]:
+    """The candidates a statement of change replaces, in candidate order, each with the
+    evidence for the history.
 
-    Without a judge, the rules decide (:func:`memory_pg._facts.change_applies`); with
-    one, each candidate the rules point at is put to the judge, and only those it
-    calls contradicted are replaced (the vector cannot find them: a model that
-    cannot read Chinese gives meaningless similarities).
+    The rules decide: the phrasings of :func:`memory_pg._facts.change_applies`, then
+    the structure of :func:`memory_pg.text.changes.judge` (a signal of change, the
+    same subject, the old value given up). With a judge, each candidate the rules
+    point at is put to it with the signal found, and only those it calls
+    contradicted are replaced (the vector cannot find them: a model that cannot read
+    Chinese gives meaningless similarities).
     """
-    if not _facts.is_change(new_text):
+    signal = changes.cue(new_text)
+    if signal is None and not _facts.is_change(new_text):
         return []
+    kinds_new = _extract.product_topics(new_text)
     seen: set[uuid.UUID] = set()
-    found: list[Candidate] = []
+    found: list[tuple[Candidate, dict[str, object]]] = []
     for cand in candidates:
-        if cand.id in seen or not _facts.change_applies(new_text, cand.text):
+        if cand.id in seen or _facts.non_fact(cand.text) is not None:
+            continue
+        evidence: dict[str, object] | None = None
+        if _facts.change_applies(new_text, cand.text):
+            evidence = {"cue_kind": "phrase", "cue": signal[1] if signal else ""}
+        else:
+            judged = changes.judge(
+                cand.text,
+                new_text,
+                (_extract.product_topics(cand.text), kinds_new),
+                similar=_reads_alike(cand, new_text),
+            )
+            evidence = judged.as_detail() if judged else None
+        if evidence is None:
             continue
         seen.add(cand.id)
-        if judge is None or ask_judge(judge, cand.text, new_text) == "supersede":
-            found.append(cand)
+        if judge is not None:
+            verdict = ask_judge(judge, cand.text, new_text, str(evidence.get("cue") or ""))
+            if verdict != "supersede":
+                continue
+            evidence = {**evidence, "confirmed_by": "judge"}
+        found.append((cand, evidence))
     return found
+
+
+#: The cosine similarity from which two texts the model reads are one subject for the
+#: change decision ("I drink two coffees a day" / "I quit caffeine").
+SAME_SUBJECT_SIMILARITY = 0.45
+
+
+def _reads_alike(cand: Candidate, new_text: str) -> bool:
+    """Whether the embedding model, reading both texts (no Chinese: the bundled model
+    sees it as unknown tokens), finds them close."""
+    return (
+        cand.similarity >= SAME_SUBJECT_SIMILARITY
+        and not has_han(cand.text)
+        and not has_han(new_text)
+    )
 
 
 #: Current memories sharing words with a statement of change, compared with it.

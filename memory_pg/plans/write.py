@@ -437,6 +437,8 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
         detail: dict[str, Any] = {"reason": d.reason}
         if d.similarity is not None:
             detail["similarity"] = round(d.similarity, 4)
+        if d.evidence:
+            detail["evidence"] = d.evidence
         if d.action == "merge":
             events.append((d.targets[0], "merged", detail))
             ids.append(d.targets[0])

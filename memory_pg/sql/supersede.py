@@ -30,6 +30,7 @@ from memory_pg.sql import named
 from memory_pg.sql.core import Bound, array_param, unnest_rows, vector_array
 from memory_pg.sql.memories import log_events
 from memory_pg.tables import memories
+from memory_pg.text import changes
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def change_word_queries(new_text: str) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
     the other products of the kinds it names, and for a move the words of living."""
-    if not _facts.is_change(new_text):
+    if not _facts.is_change(new_text) and changes.cue(new_text) is None:
         return None
     english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
     if not english and not chinese:
