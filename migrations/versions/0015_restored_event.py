@@ -4,12 +4,13 @@
 to the memory's history; the history's ``event`` check named only the seven events
 before it. The upgrade replaces the check by one that also allows ``restored``.
 
-The new check is added ``NOT VALID``: every row already met the narrower check it
-replaces, so the scan of the whole history that validation makes (under the ACCESS
-EXCLUSIVE lock the ``ALTER TABLE`` holds until the migration commits) would prove
-nothing, and new rows are checked either way. The ``ALTER TABLE`` waits at most 5 s
-for its lock (as 0011 and 0013), so a busy table fails the migration instead of
-stalling every query behind it: run it again in a quieter moment.
+Adding the check reads the whole history once, under the ACCESS EXCLUSIVE lock the
+``ALTER TABLE`` holds until the migration commits (a ``NOT VALID`` check would skip
+the read, but the lock is held to the commit either way, and SQLAlchemy's reflection
+warns on such a check, which a host application's schema comparison would meet). The
+``ALTER TABLE`` waits at most 5 s for its lock (as 0011 and 0013), so a busy table
+fails the migration instead of stalling every query behind it: run it again in a
+quieter moment.
 
 The downgrade rewrites each ``restored`` event as an ``updated`` one whose detail
 says ``"restored": true`` (no event is lost, and the older check holds again), then
@@ -42,7 +43,7 @@ BEGIN
     SET LOCAL lock_timeout = '5s';
     ALTER TABLE memory_pg_history DROP CONSTRAINT memory_pg_history_event_check;
     ALTER TABLE memory_pg_history ADD CONSTRAINT memory_pg_history_event_check
-        CHECK (event IN (EVENTS)) NOT VALID;
+        CHECK (event IN (EVENTS));
     SET LOCAL lock_timeout TO DEFAULT;
 END $$
 """
@@ -58,7 +59,7 @@ BEGIN
        SET event = 'updated', detail = detail || '{"restored": true}'::jsonb
      WHERE event = 'restored';
     ALTER TABLE memory_pg_history ADD CONSTRAINT memory_pg_history_event_check
-        CHECK (event IN (EVENTS)) NOT VALID;
+        CHECK (event IN (EVENTS));
     ALTER TABLE memory_pg_history FORCE ROW LEVEL SECURITY;
 END $$
 """
