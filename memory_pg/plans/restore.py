@@ -54,20 +54,15 @@ def plan_restore(
 
 
 def _restore(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[dict[str, Any]]:
-    found = yield restore.replaced_memory(user_id, memory_id, agent_id)
-    if not found:
-        raise MemoryNotFound(f"no memory {memory_id} for this user")
-    row = found[0]
-    if row["expired"]:
-        raise NothingToRestore(
-            f"memory {memory_id} expired at {row['expires_at'].isoformat()}: restore undoes "
-            "a replacement, not an expiry; add it again with a later expiry, or none"
-        )
-    if row["superseded_at"] is None:
-        raise NothingToRestore(f"memory {memory_id} is current: there is no replacement to undo")
-    # As a write of its type: the decisions of concurrent writes see it current, or not.
-    for lock in locks.write_locks(user_id, [row["memory_type"]]):  # noqa: UP028
+    found = yield restore.replaced_memory(user_id, memory_id, agent_id, lock=False)
+    seen = _check(found, memory_id)
+    # As a write of its type, and in a writer's order (its advisory locks, then rows):
+    # the decisions of concurrent writes see it current, or replaced, never half-way.
+    for lock in locks.write_locks(user_id, [seen["memory_type"]]):  # noqa: UP028
         yield lock
+    # Again, locked: a restore that held the locks first may have restored it since.
+    found = yield restore.replaced_memory(user_id, memory_id, agent_id)
+    row = _check(found, memory_id)
     newer: uuid.UUID | None = row["newer_id"]
     merge = newer is not None and bool(row["summary"])
     ids = [memory_id]
@@ -115,6 +110,21 @@ def _restore(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Plan[d
         "replaced_by": detail["replaced_by"],
         "replacement": replacement,
     }
+
+
+def _check(found: Any, memory_id: uuid.UUID) -> Any:
+    """The memory found, if a replacement took it away; else the typed error."""
+    if not found:
+        raise MemoryNotFound(f"no memory {memory_id} for this user")
+    row = found[0]
+    if row["expired"]:
+        raise NothingToRestore(
+            f"memory {memory_id} expired at {row['expires_at'].isoformat()}: restore undoes "
+            "a replacement, not an expiry; add it again with a later expiry, or none"
+        )
+    if row["superseded_at"] is None:
+        raise NothingToRestore(f"memory {memory_id} is current: there is no replacement to undo")
+    return row
 
 
 def _fate(row: Any, merge: bool) -> str | None:

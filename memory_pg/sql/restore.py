@@ -19,8 +19,11 @@ def _expired(table: Any) -> Any:
     return and_(table.c.expires_at.is_not(None), table.c.expires_at <= func.now())
 
 
-def replaced_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None) -> Select[Any]:
-    """The memory to restore (with an agent: one it may see), locked, and what replaced it.
+def replaced_memory(
+    user_id: str, memory_id: uuid.UUID, agent_id: str | None, *, lock: bool = True
+) -> Select[Any]:
+    """The memory to restore (with an agent: one it may see), locked unless ``lock`` is
+    false, and what replaced it.
 
     Beside the memory's scope and state: ``expired``; ``newer_id``, the replacing
     memory if it still exists; ``newer_current``; and ``summary``, whether the
@@ -28,7 +31,7 @@ def replaced_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None) ->
     """
     newer = m.alias("newer")
     on = m.c.superseded_by
-    return (
+    stmt = (
         select(
             m.c.id,
             m.c.memory_type,
@@ -45,8 +48,8 @@ def replaced_memory(user_id: str, memory_id: uuid.UUID, agent_id: str | None) ->
         )
         .select_from(m.outerjoin(newer, and_(newer.c.user_id == m.c.user_id, newer.c.id == on)))
         .where(m.c.user_id == user_id, m.c.id == memory_id, *owned_by(agent_id))
-        .with_for_update(of=m)
     )
+    return stmt.with_for_update(of=m) if lock else stmt
 
 
 def fragments_of(user_id: str, summary_id: uuid.UUID) -> Select[Any]:

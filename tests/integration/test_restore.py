@@ -194,3 +194,22 @@ async def test_the_async_store_restores_the_same_way(db_url, embedder):
         assert (last["event"], last["detail"]["agent"]) == ("restored", "async-agent")
         with pytest.raises(errors.NothingToRestore):
             await store.restore(old)
+
+
+def test_two_restores_at_once_restore_it_once(make_store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    stores = [make_store(user_id="alice") for _ in range(2)]
+    old = stores[0].add_memory(DARK, "user_profile")
+    stores[0].add_memory(LIGHT, "user_profile")
+
+    def attempt(store):
+        try:
+            return store.restore(old)["restored"]
+        except errors.NothingToRestore:
+            return "refused"
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(map(str, pool.map(attempt, stores)))
+    assert outcomes == sorted([str([old]), "refused"])
+    assert [e["event"] for e in stores[0].history(old)].count("restored") == 1
