@@ -1,4 +1,4 @@
-"""CLI commands of the lifecycle: history, forget, consolidate, erase, reembed.
+"""CLI commands of the lifecycle: history, restore, forget, consolidate, erase, reembed.
 
 Every flag has an environment fallback (``MEMORY_PG_*``), so a cron line or a
 container job needs no arguments beyond the command.
@@ -89,6 +89,18 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--memory", default=None, help="only this memory id")
     p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
     p.set_defaults(handler=cmd_history)
+
+    p = subparsers.add_parser(
+        "restore",
+        help="undo a wrong replacement: a replaced memory is current again",
+        description="Make a replaced memory current again (the memory that replaced it "
+        "stays current too; a merge into a summary is undone). Exit 1 if the memory is "
+        "current, expired, or not the user's.",
+    )
+    p.add_argument("memory_id", help="id of the replaced memory (see `memory-pg history`)")
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
+    p.set_defaults(handler=cmd_restore)
 
     p = subparsers.add_parser(
         "forget", help="remove expired, long-superseded and stale memories (cron: daily)"
@@ -218,6 +230,25 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     for event in events:
         event["at"] = event["at"].isoformat()
     ctx.emit(events, args.json)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg restore ID --user U``: prints what was made current again."""
+    user = _need_user(args)
+    if user is None:
+        return 2
+    report = ctx.store(user).restore(args.memory_id, user_id=user)
+    if args.json:
+        ctx.emit(report, True)
+        return 0
+    others = [i for i in report["restored"] if i != report["id"]]
+    line = f"restored {report['id']}"
+    if report["replaced_by"]:
+        line += f" (replaced by {report['replaced_by']}: {report['replacement']})"
+    if others:
+        line += "; with " + ", ".join(others)
+    ctx.emit(line, False)
     return 0
 
 

@@ -174,6 +174,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
     add_memory = async_method(methods.add_memory)
     add_memories = async_method(methods.add_memories)
     replace_memory = async_method(methods.replace_memory)
+    restore = async_method(methods.restore)
     delete_memory = async_method(methods.delete_memory)
     clear_user_memory = async_method(methods.clear_user_memory)
     append_turn = async_method(methods.append_turn)

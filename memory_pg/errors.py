@@ -206,3 +206,11 @@ class MemoryConflict(MemoryPgError):
 
 
 __all__ += ["MemoryConflict"]
+
+
+class NothingToRestore(MemoryConflict):
+    """``restore`` of a memory that no replacement took away: it is current already, or
+    it expired (an expiry is undone by writing the memory again, with a later expiry)."""
+
+
+__all__ += ["NothingToRestore"]

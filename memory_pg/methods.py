@@ -20,6 +20,7 @@ from memory_pg.operations import run as _run
 from memory_pg.operations import session as _session
 from memory_pg.plans import read, relations, setup, transfer, turns, write
 from memory_pg.plans.protocol import Plan
+from memory_pg.plans.restore import plan_restore
 from memory_pg.plans.setup import EmbeddingInfo
 from memory_pg.plans.write import MemoryInput
 from memory_pg.supersession import Judge
@@ -256,6 +257,37 @@ def replace_memory(
     return (yield from _run(plan, uid, None, self.ef_search))
 
 
+def restore(
+    self: StoreBase[Any], memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+) -> Op[dict[str, Any]]:
+    """Undo a wrong replacement: the replaced memory ``memory_id`` is current again.
+
+    The memory that replaced it stays current too (both facts are kept), unless the
+    memory was merged into a consolidation's summary: then every fragment of that
+    summary comes back and the summary is retired. Each memory made current gets a
+    ``restored`` event in :meth:`history` naming ``agent_id``; a search finds it again,
+    and later writes replace it only through what they say.
+
+    Example::
+
+        old = store.add_memory("We deploy on Fridays", "key_decision")
+        store.add_memory("We deploy on Mondays now", "key_decision")  # replaces it
+        store.restore(old)  # both are current; history(old) ends with "restored"
+
+    Returns:
+        ``{"id", "restored", "replaced_by", "replacement"}``: the memory, every memory
+        made current (it first), what had replaced it, and what became of that
+        (``kept``, ``retired``, ``erased``, ``not current``, or None).
+
+    Raises:
+        MemoryNotFound: the user has no such memory (for an agent: none it may see).
+        NothingToRestore: it is current already, or it expired (write it again).
+        MemoryConflict: a current memory reads the same.
+    """
+    uid = _scope(self, user_id)
+    return (yield from _run(plan_restore(uid, memory_id, self.settings, agent_id), uid))
+
+
 def delete_memory(
     self: StoreBase[Any], memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
 ) -> Op[bool]:
@@ -465,8 +497,13 @@ def history(
     agent_id: str | None = None,
     limit: int | None = None,
 ) -> Op[list[dict[str, Any]]]:
-    """Lifecycle events (added, superseded, merged, expired, deleted) oldest first;
-    with ``limit``, only the latest that many (a user's whole history can be long)."""
+    """Lifecycle events (added, superseded, merged, restored, expired, deleted) oldest
+    first; with ``limit``, only the latest that many (a user's whole history can be long).
+
+    Each event is a dict with ``memory_id``, ``event``, ``at`` and ``detail``; the
+    detail says why: a ``superseded`` event's ``reason`` (``change``, ``topic``,
+    ``similar``, ``judge``, ``replaced``...) and ``by``, a ``restored`` event's ``agent``
+    (None: the user's own call), ``replaced_by`` and ``replacement``."""
     uid = _scope(self, user_id)
     plan = read.plan_history(uid, memory_id, self.settings, agent_id, limit)
     return (yield from _run(plan, uid))

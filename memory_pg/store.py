@@ -179,6 +179,7 @@ class MemoryStore(StoreBase[Engine]):
     add_memory = sync_method(methods.add_memory)
     add_memories = sync_method(methods.add_memories)
     replace_memory = sync_method(methods.replace_memory)
+    restore = sync_method(methods.restore)
     delete_memory = sync_method(methods.delete_memory)
     clear_user_memory = sync_method(methods.clear_user_memory)
     append_turn = sync_method(methods.append_turn)

@@ -30,7 +30,16 @@ PREFIX = "memory_pg_"
 VERSION_TABLE = "memory_pg_alembic_version"
 
 #: Lifecycle events written to the history table.
-HISTORY_EVENTS = ("added", "superseded", "merged", "expired", "deleted", "updated", "imported")
+HISTORY_EVENTS = (
+    "added",
+    "superseded",
+    "merged",
+    "expired",
+    "deleted",
+    "updated",
+    "imported",
+    "restored",
+)
 
 metadata = MetaData(
     naming_convention={
@@ -185,7 +194,8 @@ history = Table(
     Column("detail", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint(
-        "event IN ('added', 'superseded', 'merged', 'expired', 'deleted', 'updated', 'imported')",
+        "event IN ('added', 'superseded', 'merged', 'expired', 'deleted', 'updated', 'imported', "
+        "'restored')",
         name="event",
     ),
 )

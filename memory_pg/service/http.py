@@ -414,6 +414,17 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         )
         return _json({"id": new_id, "replaced": memory_id})
 
+    @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
+    async def restore(memory_id: str, info: WriterToken) -> JSONResponse:
+        """Undo a wrong replacement: this replaced memory is current again.
+
+        The memory that replaced it stays current too; a merge into a summary is undone.
+        404 if the token's user (and agent) has no such memory, 409 if it is current or
+        expired. The history records a ``restored`` event naming the token's agent.
+        """
+        report = await store.restore(memory_id, user_id=info.user_id, agent_id=info.agent_id)
+        return _json(report)
+
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
     async def delete(memory_id: str, info: WriterToken) -> Response:
         """Erase one memory and its history for good."""

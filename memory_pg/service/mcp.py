@@ -44,8 +44,9 @@ INSTRUCTIONS = (
     "Long-term memory shared by this user's agents. Search before answering questions "
     "about the user, their projects and past decisions; add durable facts (decisions, "
     "preferences, project status, todos) as they are stated; replace a memory when a "
-    "fact changes instead of adding a contradicting one. Memories are shared with the "
-    "user's other agents unless added with private=true."
+    "fact changes instead of adding a contradicting one; restore a replaced memory the user "
+    "says still holds. Memories are shared with the user's other agents unless added with "
+    "private=true."
 )
 
 #: Where the HTTP transport leaves the request's verified token for the tools.
@@ -111,7 +112,7 @@ def _compact(row: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The tools that write: a read-only server does not offer them.
-WRITE_TOOLS = ("add_memory", "update_memory", "forget_memory")
+WRITE_TOOLS = ("add_memory", "update_memory", "restore_memory", "forget_memory")
 
 #: As for the HTTP routes' pages, with the lower ceiling of MCP's list tool.
 HISTORY_LIMIT = 100
@@ -237,6 +238,24 @@ def build_server(
             new_id = await store.replace_memory(memory_id, text, **who.scope)
         return {"id": new_id, "replaced": memory_id}
 
+    @server.tool(annotations=writes)
+    async def restore_memory(
+        memory_id: Annotated[
+            str, Field(description="id of the replaced memory (see memory_history)")
+        ],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        """Undo a wrong replacement: a replaced memory becomes current again.
+
+        Use when the user says an older fact still holds. The memory that replaced it
+        stays current too; a merge into a summary is undone. Fails if the memory is
+        current already, expired, or not found.
+        """
+        who = await writer(ctx)
+        async with typed_errors():
+            report = await store.restore(memory_id, **who.scope)
+        return report
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     async def forget_memory(
         memory_id: Annotated[str, Field(description="id of the memory to erase")],
@@ -260,7 +279,8 @@ def build_server(
             int, Field(ge=1, le=HISTORY_LIMIT, description="only the latest this many events")
         ] = DEFAULT_LIMIT,
     ) -> dict[str, Any]:
-        """Why a memory was added, replaced, merged or forgotten: latest events, oldest first."""
+        """Why a memory was added, replaced, merged, restored or forgotten: latest events,
+        oldest first, each with a ``detail`` whose ``reason`` says why."""
         who = await resolve(ctx)
         async with typed_errors():
             events = await store.history(

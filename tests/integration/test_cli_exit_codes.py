@@ -17,6 +17,7 @@ NEED_A_USER = [
     ["export"],
     ["import", "-"],
     ["history"],
+    ["restore", "some-id"],
     ["erase", "--yes"],
     ["token", "create"],
     ["token", "revoke", "some-id"],

@@ -20,6 +20,7 @@ TOOLS = {
     "search_memory",
     "add_memory",
     "update_memory",
+    "restore_memory",
     "forget_memory",
     "memory_history",
     "list_recent_memories",
