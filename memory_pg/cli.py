@@ -177,7 +177,11 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
 
     server = None
     url = ctx.database_url
-    if url is None:
+    if url is not None:
+        from memory_pg.opening import check_url
+
+        check_url(url)
+    else:
         from pathlib import Path
 
         from memory_pg.config import default_home

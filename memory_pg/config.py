@@ -56,6 +56,12 @@ def _env(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+#: What a database URL looks like and where it is set, for the errors about one.
+DATABASE_URL_FORM = (
+    "set --database-url or MEMORY_PG_DATABASE_URL to postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+)
+
+
 def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The database URL: ``MEMORY_PG_DATABASE_URL``, else ``DATABASE_URL``, else None."""
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")

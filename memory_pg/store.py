@@ -91,8 +91,10 @@ class MemoryStore(StoreBase[Engine]):
         try:
             with translate_errors(), self.engine.connect() as conn:
                 revision, recorded = opening.read_state(conn)
+            # A schema it may not migrate is refused before a model loads (or warns).
+            migrate = opening.needs_migration(revision, target.auto_migrate)
             self.embedder = opening.pick_embedder(embedder, embedding_model, recorded)
-            if opening.needs_migration(revision, target.auto_migrate):
+            if migrate:
                 # Only a migration needs the dimension (to size a new vector column).
                 with translate_errors():
                     schema.upgrade(self.engine, embedding_dim=self.embedder.dimension)
