@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
 from collections.abc import Iterator
@@ -150,7 +151,9 @@ def _store_options(ctx: Any) -> _StoreOptions:
 
 def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
     with _service_extra("serve"):
-        from memory_pg.service.http import ServiceSettings, serve
+        from memory_pg.service.http import ServiceSettings, request_log, serve
+    # A line per request at the default level too: -v adds the rest (uvicorn, alembic).
+    request_log.setLevel(min(logging.getLogger().getEffectiveLevel(), logging.INFO))
     settings = ServiceSettings(
         max_body_bytes=args.max_body_bytes,
         mcp=not args.no_mcp,

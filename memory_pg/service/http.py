@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -48,8 +49,19 @@ from memory_pg.service.responses import STATUS, add_handlers, error_body, status
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
+#: One line per request (route, status, time, token id; never a query string or a
+#: memory's text): ``memory-pg serve`` shows it at its default level.
+request_log = logging.getLogger(__name__ + ".requests")
 
-__all__ = ["STATUS", "ServiceSettings", "create_app", "error_body", "serve", "status_of"]
+__all__ = [
+    "STATUS",
+    "ServiceSettings",
+    "create_app",
+    "error_body",
+    "request_log",
+    "serve",
+    "status_of",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -137,7 +149,7 @@ class _Limits:
         else:
             await self._target(scope)(scope, receive, send_status)
         state = scope.get("state") or {}
-        logger.info(
+        request_log.info(
             "%s",
             json.dumps(
                 {
@@ -500,4 +512,18 @@ def serve(
         timeout_graceful_shutdown=cast(int, cfg.graceful_timeout_s),
         lifespan="on",
     )
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        # The database first: one that is down, unknown or not migrated is a typed
+        # error here, which the command prints as one line (exit 1), not a lifespan
+        # traceback from uvicorn. The lifespan finds the store open.
+        await store.open()
+        serving = asyncio.create_task(server.serve())
+        while not (server.started or serving.done()):
+            await asyncio.sleep(0.05)
+        if server.started:
+            print(f"memory-pg: listening on http://{host}:{port}", file=sys.stderr, flush=True)
+        await serving
+
+    asyncio.run(run())
