@@ -39,14 +39,23 @@ def where(value: str) -> str:
     return f"{value.name}={str(value)!r}" if isinstance(value, EnvDefault) else repr(value)
 
 
-def number_type(kind: type[int] | type[float]) -> Any:
+def number_type(
+    kind: type[int] | type[float], low: float | None = None, high: float | None = None
+) -> Any:
+    """An option type: a number of ``kind`` from ``low`` to ``high``, else a usage error
+    (exit 2) naming the value, whether it is not a number or out of range."""
     noun = "a whole number" if kind is int else "a number"
+    if low is not None and high is not None:
+        noun += f" from {low:g} to {high:g}"
 
     def convert(value: str) -> float:
         try:
-            return kind(value)
+            number = kind(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{where(value)} is not {noun}") from None
+        if (low is not None and number < low) or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{where(value)} is not {noun}")
+        return number
 
     return convert
 

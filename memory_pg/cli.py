@@ -1,4 +1,4 @@
-"""The ``memory-pg`` command: migrate, add, search, import, export, stats, healthcheck and more.
+"""The ``memory-pg`` command: migrate, add, search, list, import, export, stats and more.
 
 Every flag has an environment fallback (``MEMORY_PG_*``), so cron lines and
 containers need no arguments. Commands print readable text, or JSON with
@@ -169,8 +169,20 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
 
     dim = args.embedding_dim
     if args.sql:
-        ctx.out.write(schema.offline_sql(args.revision, embedding_dim=dim))
+        sql = schema.offline_sql(args.revision, embedding_dim=dim, downgrade_to=args.downgrade)
+        ctx.out.write(sql)
         return 0
+    if args.downgrade and not args.yes:
+        # A downgrade drops what later revisions made (base: every memory), as erase does.
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"a downgrade to {args.downgrade} drops tables and their rows for good; "
+                "pass --yes to confirm"
+            )
+        answer = input(f"Downgrade the schema to {args.downgrade}, dropping data? Type yes: ")
+        if answer.strip().lower() != "yes":
+            print("memory-pg: not confirmed, nothing changed", file=sys.stderr)
+            return 1
     from sqlalchemy import create_engine
 
     from memory_pg.server import EmbeddedServer, sqlalchemy_url
@@ -245,6 +257,27 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
             f"(score {r['score']:.4f}, distance {r['distance']:.3f}, id {r['id']})"
             + (f" via {r['via_relation']} of {r['via']}" if r.get("via") else "")
             + "\n"
+        )
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
+    rows = ctx.store().list_memories(
+        user_id=require_user(args),
+        memory_types=args.type or None,
+        include_inactive=args.all,
+        limit=args.limit,
+    )
+    if args.json:
+        ctx.emit(rows, True)
+        return 0
+    if not rows:
+        ctx.out.write("no memories / 没有记忆\n")
+    for r in rows:
+        replaced = " replaced" if r.get("superseded_at") else ""
+        ctx.out.write(
+            f"{r['created_at']:%Y-%m-%d %H:%M}  [{r['memory_type']}{replaced}] {r['text']}"
+            f"  (id {r['id']})\n"
         )
     return 0
 
@@ -362,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--sql", action="store_true", help="print the SQL, touch nothing")
     p.add_argument(
+        "--yes",
+        action="store_true",
+        default=env_flag("MEMORY_PG_YES"),
+        help="confirm a --downgrade, which drops data (env MEMORY_PG_YES=1)",
+    )
+    p.add_argument(
         "--embedding-dim",
         type=number_type(int),
         default=env_default("MEMORY_PG_EMBEDDING_DIM"),
@@ -389,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument(
         "--top-k",
-        type=number_type(int),
+        type=number_type(int, 1, 1000),
         default=env_default("MEMORY_PG_TOP_K", 5),
         help="env MEMORY_PG_TOP_K",
     )
@@ -404,6 +443,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_user_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=_cmd_search)
+
+    p = sub.add_parser("list", help="a user's memories, newest first")
+    p.add_argument("--type", action="append", help="only this memory type (repeatable)")
+    p.add_argument("--all", action="store_true", help="replaced and expired memories too (history)")
+    p.add_argument(
+        "--limit",
+        type=number_type(int, 1, 100000),
+        default=env_default("MEMORY_PG_LIMIT", 50),
+        help="at most this many (env MEMORY_PG_LIMIT, default 50)",
+    )
+    _add_user_flag(p)
+    add_json_flag(p)
+    p.set_defaults(handler=_cmd_list)
 
     p = sub.add_parser("export", help="write a user's memories as JSON lines")
     p.add_argument("-o", "--output", default="-", help="file (default stdout)")

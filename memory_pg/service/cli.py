@@ -11,6 +11,7 @@ import contextlib
 import logging
 import math
 import os
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any, TypedDict
@@ -92,14 +93,16 @@ def _cmd_token_create(args: argparse.Namespace, ctx: Any) -> int:
         ctx.emit({"token": new.token, **new.info.as_dict()}, True)
         return 0
     info = new.info
+    # The token alone on stdout, so TOKEN=$(memory-pg token create ...) captures it.
     ctx.out.write(new.token + "\n")
-    ctx.out.write(
-        f"# id {info.id}, user {info.user_id}"
+    print(
+        f"memory-pg: token id {info.id}, user {info.user_id}"
         + (f", agent {info.agent_id}" if info.agent_id else "")
         + (", admin" if info.is_admin else "")
         + (", read-only" if info.read_only else "")
         + (f", expires {info.expires_at.isoformat()}" if info.expires_at else ", never expires")
-        + "\n# shown once: only its hash is stored\n"
+        + "; shown once: only its hash is stored",
+        file=sys.stderr,
     )
     return 0
 
@@ -116,8 +119,11 @@ def _cmd_token_list(args: argparse.Namespace, ctx: Any) -> int:
 def _cmd_token_revoke(args: argparse.Namespace, ctx: Any) -> int:
     from memory_pg.service.tokens import revoke_token
 
-    done = revoke_token(ctx.store().engine, _need_user(args), args.token_id)
+    user = _need_user(args)
+    done = revoke_token(ctx.store().engine, user, args.token_id)
     ctx.emit({"revoked": done, "id": args.token_id}, args.json)
+    if not done:
+        print(f"memory-pg: error: no live token {args.token_id} of user {user}", file=sys.stderr)
     return 0 if done else 1
 
 
