@@ -10,6 +10,7 @@ run without what it needs (``--user``, ``reembed --model``, ``erase --yes``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import logging
@@ -519,14 +520,32 @@ def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
             action.default = EnvDefault(value, generic)
 
 
+class _AfterOutput(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log records on stderr, after what the command has written so far: where both
+    go to one file (``>> log 2>&1``), a warning never lands inside a line of output."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__(sys.stderr)
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(ValueError, OSError):  # closed or gone: log anyway
+            self.out.flush()
+        super().emit(record)
+
+
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(int(args.verbose), 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     ctx = CliContext(args, out or sys.stdout)
+    logging.basicConfig(
+        level=level,
+        format="%(levelname)s %(name)s: %(message)s",
+        handlers=[_AfterOutput(ctx.out)],
+    )
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from memory_pg.plans.protocol import translate_errors
 
     try:
