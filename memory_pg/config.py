@@ -67,6 +67,12 @@ def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
 
 
+def embedding_model_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The embedding model named by ``MEMORY_PG_EMBEDDING_MODEL``, else None: read by
+    every store (library, CLI, services, Hermes) that is given no model itself."""
+    return _env(os.environ if env is None else env, "MEMORY_PG_EMBEDDING_MODEL")
+
+
 def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
     """How the embedding model runs: ``MEMORY_PG_EMBEDDING_BACKEND`` (``auto``,
     ``onnx`` or ``torch``), else ``auto``."""
@@ -98,6 +104,12 @@ def query_precision_from_env(env: Mapping[str, str] | None = None) -> str:
     :class:`~memory_pg.errors.InvalidArgument`. Stored vectors are always float32."""
     value = _env(os.environ if env is None else env, "MEMORY_PG_QUERY_PRECISION")
     return "int8" if value is None else parse_query_precision(value)
+
+
+def pooler_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """``MEMORY_PG_POOLER`` (``StoreSettings.pooler``), else None; checked where it is used."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_POOLER")
+    return value.strip().lower() if value else None
 
 
 def session_context_from_env(env: Mapping[str, str] | None = None) -> bool:
@@ -169,7 +181,8 @@ class StoreSettings:
             behind PgBouncer in transaction mode (no server-side prepared
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
             when None); see :mod:`memory_pg.pooling`. The URL may say it instead
-            (``?pooler=transaction``).
+            (``?pooler=transaction``). Default: ``MEMORY_PG_POOLER``, read by every
+            store (library, CLI, services, Hermes).
         session_context: a ``dialogue`` memory written with ``metadata["session_id"]``
             and no ``context`` gets the turn before it in that conversation as its
             context (see :mod:`memory_pg.plans.turns`); False turns this off. Default:
@@ -186,7 +199,7 @@ class StoreSettings:
     max_user_id_chars: int = 255
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
-    pooler: str | None = None
+    pooler: str | None = field(default_factory=pooler_from_env)
     session_context: bool = field(default_factory=session_context_from_env)
 
     def __post_init__(self) -> None:

@@ -25,6 +25,7 @@ from memory_pg.config import (
     StoreSettings,
     database_url_from_env,
     default_home,
+    embedding_model_from_env,
 )
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
 from memory_pg.errors import ConfigurationError, SchemaNotReady
@@ -158,11 +159,12 @@ def needs_migration(revision: str | None, auto_migrate: bool) -> bool:
 def pick_embedder(
     embedder: Embedder | None, embedding_model: str | None, recorded: str | None
 ) -> Embedder:
-    """The store's embedder: the given one, else the named or recorded model, else the
-    default (loading a model blocks: the async store calls this in a thread)."""
+    """The store's embedder: the given one, else the named model (``embedding_model=``,
+    else ``MEMORY_PG_EMBEDDING_MODEL``, as the CLI reads it), else the recorded one,
+    else the default (loading a model blocks: the async store calls this in a thread)."""
     if embedder is not None:
         return embedder
-    name = embedding_model or recorded or resolve_model_name(None)
+    name = embedding_model or embedding_model_from_env() or recorded or resolve_model_name(None)
     return get_embedder(resolve_model_name(name))
 
 

@@ -51,9 +51,11 @@ class MemoryStore(StoreBase[Engine]):
         url: a PostgreSQL URL (``postgresql://user:pw@host/db``).
         engine: the host application's SQLAlchemy engine (not closed by :meth:`close`).
         user_id: the default tenant of every call.
-        embedding_model: sentence-transformers model; default: what the database
-            records, else ``MEMORY_PG_EMBEDDING_MODEL``'s value passed by the caller,
-            else bge-small-zh-v1.5 if cached, else the bundled all-MiniLM-L6-v2.
+        embedding_model: sentence-transformers model; default:
+            ``MEMORY_PG_EMBEDDING_MODEL`` (as for the CLI, the services and Hermes),
+            else what the database records, else bge-small-zh-v1.5 if cached, else
+            the bundled all-MiniLM-L6-v2. A model other than the recorded one is
+            refused (``EmbeddingModelMismatch``), naming ``memory-pg reembed``.
         embedder: any :class:`Embedder` (overrides ``embedding_model``).
         home: data folder of the embedded server.
         auto_migrate: migrate to the library's head revision on open (default: only

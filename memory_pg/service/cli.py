@@ -143,6 +143,7 @@ class _StoreOptions(TypedDict):
     home: str | None
     embedding_model: str | None
     auto_migrate: bool
+    pooler: str | None
 
 
 def _store_options(ctx: Any) -> _StoreOptions:
@@ -152,6 +153,7 @@ def _store_options(ctx: Any) -> _StoreOptions:
         "home": ctx.args.home,
         "embedding_model": ctx.args.embedding_model,
         "auto_migrate": bool(ctx.args.auto_migrate),
+        "pooler": ctx.args.pooler,
     }
 
 

@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.config import StoreSettings
 from memory_pg.errors import (
     AuthenticationFailed,
     DatabaseUnavailable,
@@ -491,6 +492,7 @@ def serve(
     embedding_model: str | None = None,
     auto_migrate: bool = False,
     settings: ServiceSettings | None = None,
+    pooler: str | None = None,
 ) -> None:
     """Run the service with uvicorn until SIGINT/SIGTERM (in-flight requests finish)."""
     import uvicorn
@@ -501,6 +503,7 @@ def serve(
         home=home,
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
+        settings=StoreSettings(pooler=pooler) if pooler else None,
     )
     config = uvicorn.Config(
         create_app(store, cfg),

@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import is_fact
-from memory_pg.config import BUILTIN_MEMORY_TYPES
+from memory_pg.config import BUILTIN_MEMORY_TYPES, StoreSettings
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
 from memory_pg.service.bodies import DEFAULT_LIMIT
 from memory_pg.service.tokens import TokenInfo, verify_token
@@ -371,6 +371,7 @@ def run_stdio(
     home: str | None = None,
     embedding_model: str | None = None,
     auto_migrate: bool = False,
+    pooler: str | None = None,
 ) -> None:
     """Serve the tools on stdin/stdout for one user (and agent) until the client leaves."""
     import anyio
@@ -383,6 +384,7 @@ def run_stdio(
         home=home,
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
+        settings=StoreSettings(pooler=pooler) if pooler else None,
     )
     assert store.user_id is not None
     identity = Identity(store.user_id, check_agent_id(agent_id), read_only)
