@@ -166,12 +166,12 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
 _CONNECT_FIXES = (
     (
         ("28P01", "28000"),
-        re.compile(r"authentication failed|role .* does not exist|no pg_hba\.conf entry"),
+        re.compile(r'authentication failed|role ".*" does not exist|no pg_hba\.conf entry'),
         "check the user name and password of the database URL",
     ),
     (
         ("3D000",),
-        re.compile(r"database .* does not exist"),
+        re.compile(r'database ".*" does not exist'),
         "create that database (createdb NAME) or fix its name in the database URL",
     ),
     (
