@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from memory_pg._cli_lifecycle import env_default, where
+from memory_pg._cli_env import env_default, where
 from memory_pg.errors import InvalidArgument
 
 

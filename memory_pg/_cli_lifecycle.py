@@ -12,54 +12,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from memory_pg._cli_env import env_default, env_flag, number_type
 from memory_pg.config import ConsolidatePolicy, ForgetPolicy
 
 if TYPE_CHECKING:
     from memory_pg.cli import CliContext
-
-
-def env_flag(name: str) -> bool:
-    """A yes/no variable: 1, true, yes or on (any case) is yes."""
-    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
-
-
-class EnvDefault(str):
-    """An option's default read from the environment variable ``name``.
-
-    argparse converts a string default with the option's type only when that
-    command runs, so a bad value fails that command alone, as a usage error (exit
-    2) that the type can word with the variable's name.
-    """
-
-    name: str
-
-    def __new__(cls, value: str, name: str) -> EnvDefault:
-        default = super().__new__(cls, value)
-        default.name = name
-        return default
-
-
-def env_default(name: str, default: Any = None) -> Any:
-    """The value of ``name`` as an :class:`EnvDefault`, else ``default``."""
-    value = os.environ.get(name)
-    return EnvDefault(value, name) if value else default
-
-
-def where(value: str) -> str:
-    """A bad value for an error (argparse names the option): with its variable, if from one."""
-    return f"{value.name}={str(value)!r}" if isinstance(value, EnvDefault) else repr(value)
-
-
-def number_type(kind: type[int] | type[float]) -> Any:
-    noun = "a whole number" if kind is int else "a number"
-
-    def convert(value: str) -> float:
-        try:
-            return kind(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{where(value)} is not {noun}") from None
-
-    return convert
 
 
 def _env_number(

@@ -54,7 +54,6 @@ def invisible_character(value: str) -> str | None:
     return None
 
 
-_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EARLIEST = datetime(1, 1, 2)
 _LATEST = datetime(9999, 12, 30)
 
@@ -155,24 +154,6 @@ def check_memory_type(memory_type: object, settings: StoreSettings) -> str:
             "(add a type with StoreSettings(memory_types=...))"
         )
     return memory_type
-
-
-def check_type_name(name: object) -> str:
-    """A name fit to be a memory type: lower-case letters, digits and underscores."""
-    if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
-        raise InvalidArgument(
-            f"memory type {name!r} must match [a-z][a-z0-9_]* and be at most 64 characters"
-        )
-    return name
-
-
-def check_type_names(names: object) -> tuple[str, ...]:
-    """The memory types of :class:`StoreSettings`: a sequence of names, each fit to be one."""
-    if isinstance(names, str) or not isinstance(names, (tuple, list)):
-        raise InvalidArgument(
-            f"memory_types must be a tuple of type names, got {type(names).__name__}"
-        )
-    return tuple(check_type_name(name) for name in names)
 
 
 def _check_json(value: object, depth: int, settings: StoreSettings, path: str) -> None:

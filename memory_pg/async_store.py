@@ -86,8 +86,10 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             pooling.watch(self.engine.sync_engine, self.pooler)
             exchange.watch_liveness(self.engine.sync_engine)  # instead of a pre-ping per checkout
         revision, recorded = await self._do(Session(opening.read_state))
+        # A schema it may not migrate is refused before a model loads (or warns).
+        migrate = opening.needs_migration(revision, target.auto_migrate)
         self.embedder = await asyncio.to_thread(opening.pick_embedder, embedder, model, recorded)
-        if opening.needs_migration(revision, target.auto_migrate):
+        if migrate:
             pooling.require_session(self.engine.sync_engine, "migrate")
             dim = await asyncio.to_thread(lambda: self.embedder.dimension)
             await self._do(Session(lambda conn: schema.upgrade_on(conn, embedding_dim=dim)))

@@ -1,4 +1,4 @@
-"""The ``memory-pg`` command: migrate, add, search, import, export, stats, healthcheck and more.
+"""The ``memory-pg`` command: migrate, add, search, list, import, export, stats and more.
 
 Every flag has an environment fallback (``MEMORY_PG_*``), so cron lines and
 containers need no arguments. Commands print readable text, or JSON with
@@ -10,6 +10,7 @@ run without what it needs (``--user``, ``reembed --model``, ``erase --yes``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import logging
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import IO, Any
 
-from memory_pg._cli_lifecycle import EnvDefault, env_default, env_flag, number_type
+from memory_pg._cli_env import EnvDefault, env_default, env_flag, number_type
 from memory_pg.errors import InvalidArgument, MemoryPgError
 
 logger = logging.getLogger(__name__)
@@ -169,15 +170,31 @@ def _cmd_migrate(args: argparse.Namespace, ctx: CliContext) -> int:
 
     dim = args.embedding_dim
     if args.sql:
-        ctx.out.write(schema.offline_sql(args.revision, embedding_dim=dim))
+        sql = schema.offline_sql(args.revision, embedding_dim=dim, downgrade_to=args.downgrade)
+        ctx.out.write(sql)
         return 0
+    if args.downgrade and not args.yes:
+        # A downgrade drops what later revisions made (base: every memory), as erase does.
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"a downgrade to {args.downgrade} drops tables and their rows for good; "
+                "pass --yes to confirm"
+            )
+        answer = input(f"Downgrade the schema to {args.downgrade}, dropping data? Type yes: ")
+        if answer.strip().lower() != "yes":
+            print("memory-pg: not confirmed, nothing changed", file=sys.stderr)
+            return 1
     from sqlalchemy import create_engine
 
     from memory_pg.server import EmbeddedServer, sqlalchemy_url
 
     server = None
     url = ctx.database_url
-    if url is None:
+    if url is not None:
+        from memory_pg.opening import check_url
+
+        check_url(url)
+    else:
         from pathlib import Path
 
         from memory_pg.config import default_home
@@ -241,6 +258,27 @@ def _cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
             f"(score {r['score']:.4f}, distance {r['distance']:.3f}, id {r['id']})"
             + (f" via {r['via_relation']} of {r['via']}" if r.get("via") else "")
             + "\n"
+        )
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
+    rows = ctx.store().list_memories(
+        user_id=require_user(args),
+        memory_types=args.type or None,
+        include_inactive=args.all,
+        limit=args.limit,
+    )
+    if args.json:
+        ctx.emit(rows, True)
+        return 0
+    if not rows:
+        ctx.out.write("no memories / 没有记忆\n")
+    for r in rows:
+        replaced = " replaced" if r.get("superseded_at") else ""
+        ctx.out.write(
+            f"{r['created_at']:%Y-%m-%d %H:%M}  [{r['memory_type']}{replaced}] {r['text']}"
+            f"  (id {r['id']})\n"
         )
     return 0
 
@@ -358,6 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--sql", action="store_true", help="print the SQL, touch nothing")
     p.add_argument(
+        "--yes",
+        action="store_true",
+        default=env_flag("MEMORY_PG_YES"),
+        help="confirm a --downgrade, which drops data (env MEMORY_PG_YES=1)",
+    )
+    p.add_argument(
         "--embedding-dim",
         type=number_type(int),
         default=env_default("MEMORY_PG_EMBEDDING_DIM"),
@@ -385,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument(
         "--top-k",
-        type=number_type(int),
+        type=number_type(int, 1, 1000),
         default=env_default("MEMORY_PG_TOP_K", 5),
         help="env MEMORY_PG_TOP_K",
     )
@@ -400,6 +444,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_user_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=_cmd_search)
+
+    p = sub.add_parser("list", help="a user's memories, newest first")
+    p.add_argument("--type", action="append", help="only this memory type (repeatable)")
+    p.add_argument("--all", action="store_true", help="replaced and expired memories too (history)")
+    p.add_argument(
+        "--limit",
+        type=number_type(int, 1, 100000),
+        default=env_default("MEMORY_PG_LIMIT", 50),
+        help="at most this many (env MEMORY_PG_LIMIT, default 50)",
+    )
+    _add_user_flag(p)
+    add_json_flag(p)
+    p.set_defaults(handler=_cmd_list)
 
     p = sub.add_parser("export", help="write a user's memories as JSON lines")
     p.add_argument("-o", "--output", default="-", help="file (default stdout)")
@@ -463,14 +520,32 @@ def _env_fallbacks(parser: argparse.ArgumentParser) -> None:
             action.default = EnvDefault(value, generic)
 
 
+class _AfterOutput(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log records on stderr, after what the command has written so far: where both
+    go to one file (``>> log 2>&1``), a warning never lands inside a line of output."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__(sys.stderr)
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(ValueError, OSError):  # closed or gone: log anyway
+            self.out.flush()
+        super().emit(record)
+
+
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(int(args.verbose), 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     ctx = CliContext(args, out or sys.stdout)
+    logging.basicConfig(
+        level=level,
+        format="%(levelname)s %(name)s: %(message)s",
+        handlers=[_AfterOutput(ctx.out)],
+    )
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from memory_pg.plans.protocol import translate_errors
 
     try:

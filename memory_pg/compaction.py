@@ -255,9 +255,7 @@ def result_from_reply(reply: str) -> CompactionResult:
     result: CompactionResult = {
         "user_profile": _facts_only(_strings(picked["user_profile"])),
         "project_status": _facts_only(_strings(picked["project_status"])),
-        "key_decisions": [
-            d for d in _decisions(picked["key_decisions"]) if _is_fact(d["decision"])
-        ],
+        "key_decisions": [d for d in _decisions(picked["key_decisions"]) if is_fact(d["decision"])],
         "todos": _facts_only(_strings(picked["todos"])),
     }
     # Never a reason to lose the memories: a missing or malformed list leaves the rules.
@@ -267,14 +265,14 @@ def result_from_reply(reply: str) -> CompactionResult:
     return result
 
 
-def _is_fact(text: str) -> bool:
-    # A model told not to sometimes still returns "Which database did we pick?" as a
-    # decision: a question or a bare "ok" is dropped whatever the model says.
+def is_fact(text: str) -> bool:
+    """False for a question or a bare "ok", whoever calls it a fact: a model told not to
+    sometimes still returns "Which database did we pick?" as a decision (MCP: an agent)."""
     return non_fact(text) not in ("question", "pleasantry")
 
 
 def _facts_only(texts: list[str]) -> list[str]:
-    return [t for t in texts if _is_fact(t)]
+    return [t for t in texts if is_fact(t)]
 
 
 def _from_extraction(found: Extraction) -> CompactionResult:
@@ -590,6 +588,7 @@ __all__ = [
     "KeyDecision",
     "MemoryCompactor",
     "build_prompt",
+    "is_fact",
     "merge_results",
     "raw_memories",
     "result_from_reply",

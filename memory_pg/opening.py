@@ -17,11 +17,19 @@ from typing import Any
 import psycopg
 from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from memory_pg import pooling, schema
-from memory_pg.config import StoreSettings, database_url_from_env, default_home
+from memory_pg.config import (
+    DATABASE_URL_FORM,
+    StoreSettings,
+    auto_migrate_from_env,
+    database_url_from_env,
+    default_home,
+    embedding_model_from_env,
+)
 from memory_pg.embedding import Embedder, get_embedder, resolve_model_name
-from memory_pg.errors import SchemaNotReady
+from memory_pg.errors import ConfigurationError, SchemaNotReady
 from memory_pg.server import EmbeddedServer, sqlalchemy_url
 from memory_pg.sql import setup
 
@@ -52,22 +60,56 @@ def locate(
     environment's URL, else an embedded server started in ``home`` (blocking).
 
     Raises:
-        ConfigurationError: a bad pooler setting, before any server starts.
+        ConfigurationError: a bad pooler setting or a URL that is none (a
+            placeholder, a typo), before any server starts or connection is tried.
     """
     pooling.resolve(None, settings.pooler)
+    if auto_migrate is None and auto_migrate_from_env():
+        auto_migrate = True  # as the CLI's --auto-migrate reads it
     server = None
     from_url = None
     if engine_url is not None:
         found = engine_url
     else:
         found = url or database_url_from_env() or ""
-        if not found:
+        if found:
+            check_url(found)
+        else:
             server = EmbeddedServer(Path(home) if home else default_home())
             found = server.start()
             auto_migrate = True if auto_migrate is None else auto_migrate
         found, from_url = pooling.split_url(found)
         found = sqlalchemy_url(found) if "://" in found else found
     return Target(found, pooling.resolve(from_url, settings.pooler), server, bool(auto_migrate))
+
+
+def check_url(url: str) -> None:
+    """Refuse a database URL that cannot name a PostgreSQL server, before connecting.
+
+    A placeholder copied as is (``postgresql://...``) or a typo (``notaurl``) would
+    otherwise fail deep in the driver, with an error that names neither the URL
+    nor the fix.
+
+    Raises:
+        ConfigurationError: what is wrong with the URL and what to write instead.
+    """
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        raise ConfigurationError(
+            f"the database URL is not a URL (no scheme://): {DATABASE_URL_FORM}"
+        ) from exc
+    if not parsed.drivername.startswith("postgres"):
+        raise ConfigurationError(
+            f"the database URL {redact_url(url)} is not a PostgreSQL URL: {DATABASE_URL_FORM}"
+        )
+    host = parsed.host or ""
+    try:
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise ConfigurationError(
+            f"the database URL {redact_url(url)} has no usable host ({host!r}): {DATABASE_URL_FORM}"
+        ) from exc
 
 
 def engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, Any]:
@@ -111,7 +153,8 @@ def needs_migration(revision: str | None, auto_migrate: bool) -> bool:
     if not auto_migrate:
         raise SchemaNotReady(
             f"database schema is at {revision or 'nothing'}, this memory-pg needs "
-            f"{schema.head_revision()}: run `memory-pg migrate` (or pass auto_migrate=True)"
+            f"{schema.head_revision()}: run `memory-pg migrate` with this URL (or open it "
+            "with auto_migrate=True, --auto-migrate or MEMORY_PG_AUTO_MIGRATE=1)"
         )
     return True
 
@@ -119,11 +162,12 @@ def needs_migration(revision: str | None, auto_migrate: bool) -> bool:
 def pick_embedder(
     embedder: Embedder | None, embedding_model: str | None, recorded: str | None
 ) -> Embedder:
-    """The store's embedder: the given one, else the named or recorded model, else the
-    default (loading a model blocks: the async store calls this in a thread)."""
+    """The store's embedder: the given one, else the named model (``embedding_model=``,
+    else ``MEMORY_PG_EMBEDDING_MODEL``, as the CLI reads it), else the recorded one,
+    else the default (loading a model blocks: the async store calls this in a thread)."""
     if embedder is not None:
         return embedder
-    name = embedding_model or recorded or resolve_model_name(None)
+    name = embedding_model or embedding_model_from_env() or recorded or resolve_model_name(None)
     return get_embedder(resolve_model_name(name))
 
 
@@ -148,6 +192,7 @@ def env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 __all__ = [
     "Target",
+    "check_url",
     "engine_options",
     "env_kwargs",
     "locate",

@@ -105,12 +105,20 @@ def downgrade(engine: Engine, revision: str) -> None:
     _run(engine, "downgrade", revision, None)
 
 
-def offline_sql(revision: str = "head", *, embedding_dim: int | None = None) -> str:
-    """The SQL of an upgrade, for a DBA to review; touches no database."""
+def offline_sql(
+    revision: str = "head", *, embedding_dim: int | None = None, downgrade_to: str | None = None
+) -> str:
+    """The SQL of an upgrade to ``revision``, or with ``downgrade_to`` of the downgrade
+    from ``revision`` down to that one (``base``: everything), for a DBA to review;
+    touches no database."""
     out = io.StringIO()
     cfg = alembic_config(embedding_dim=embedding_dim, stdout=out)
     cfg.output_buffer = out
-    command.upgrade(cfg, revision, sql=True)
+    if downgrade_to is None:
+        command.upgrade(cfg, revision, sql=True)
+    else:
+        start = head_revision() if revision == "head" else revision
+        command.downgrade(cfg, f"{start}:{downgrade_to}", sql=True)
     return out.getvalue()
 
 

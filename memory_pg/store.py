@@ -51,13 +51,15 @@ class MemoryStore(StoreBase[Engine]):
         url: a PostgreSQL URL (``postgresql://user:pw@host/db``).
         engine: the host application's SQLAlchemy engine (not closed by :meth:`close`).
         user_id: the default tenant of every call.
-        embedding_model: sentence-transformers model; default: what the database
-            records, else ``MEMORY_PG_EMBEDDING_MODEL``'s value passed by the caller,
-            else bge-small-zh-v1.5 if cached, else the bundled all-MiniLM-L6-v2.
+        embedding_model: sentence-transformers model; default:
+            ``MEMORY_PG_EMBEDDING_MODEL`` (as for the CLI, the services and Hermes),
+            else what the database records, else bge-small-zh-v1.5 if cached, else
+            the bundled all-MiniLM-L6-v2. A model other than the recorded one is
+            refused (``EmbeddingModelMismatch``), naming ``memory-pg reembed``.
         embedder: any :class:`Embedder` (overrides ``embedding_model``).
         home: data folder of the embedded server.
         auto_migrate: migrate to the library's head revision on open (default: only
-            for the embedded server).
+            for the embedded server, or with ``MEMORY_PG_AUTO_MIGRATE=1``).
         settings: limits and defaults.
         ranking: how searches rank (half-lives per type, weights, candidate counts).
         ef_search: HNSW ``ef_search`` of every search (recall against speed).
@@ -91,8 +93,10 @@ class MemoryStore(StoreBase[Engine]):
         try:
             with translate_errors(), self.engine.connect() as conn:
                 revision, recorded = opening.read_state(conn)
+            # A schema it may not migrate is refused before a model loads (or warns).
+            migrate = opening.needs_migration(revision, target.auto_migrate)
             self.embedder = opening.pick_embedder(embedder, embedding_model, recorded)
-            if opening.needs_migration(revision, target.auto_migrate):
+            if migrate:
                 # Only a migration needs the dimension (to size a new vector column).
                 with translate_errors():
                     schema.upgrade(self.engine, embedding_dim=self.embedder.dimension)

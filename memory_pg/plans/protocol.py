@@ -11,6 +11,7 @@ Driver errors become memory-pg's typed errors at one boundary, :func:`translate_
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Generator, Iterator
 from typing import Any, NamedTuple, TypeVar
 
@@ -154,10 +155,42 @@ def translate(exc: sa_exc.DBAPIError) -> MemoryPgError:
         or isinstance(exc, sa_exc.OperationalError)
         or (sqlstate[:2] in ("08", "57"))
     ):
-        return DatabaseUnavailable(f"database unavailable: {name}: {str(orig).strip()[:300]}")
+        return DatabaseUnavailable(f"database unavailable: {name}: {_unreachable(orig, sqlstate)}")
     if sqlstate[:2] == "22" or sqlstate[:2] == "23":
         return InvalidInput(f"the database refused the value: {name}: {str(orig).strip()[:300]}")
     return DatabaseError(f"database error {sqlstate or name}: {str(orig).strip()[:300]}")
+
+
+#: What to check when a connection cannot be made: by the SQLSTATE where the server
+#: sent one, else by what libpq said (it gives none for a connection attempt).
+_CONNECT_FIXES = (
+    (
+        ("28P01", "28000"),
+        re.compile(r'authentication failed|role ".*" does not exist|no pg_hba\.conf entry'),
+        "check the user name and password of the database URL",
+    ),
+    (
+        ("3D000",),
+        re.compile(r'database ".*" does not exist'),
+        "create that database (createdb NAME) or fix its name in the database URL",
+    ),
+    (
+        ("08001",),
+        re.compile(r"connection failed|failed to resolve host|could not connect|timeout expired"),
+        "is PostgreSQL running there? check the host and port of the database URL",
+    ),
+)
+
+
+def _unreachable(orig: object, sqlstate: str) -> str:
+    """What the driver said, on one line, and for a connection that could not be made
+    what to check: the URL's user and password, its database, its host and port."""
+    lines = str(orig).strip().splitlines() or [""]
+    said = " ".join(lines[0].split())[:300]  # libpq's second line is a hint of its own
+    for states, pattern, fix in _CONNECT_FIXES:
+        if sqlstate in states or (not sqlstate and pattern.search(said)):
+            return f"{said}; {fix} (--database-url or MEMORY_PG_DATABASE_URL)"
+    return said
 
 
 __all__ = [

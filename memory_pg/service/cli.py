@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any, TypedDict
@@ -91,14 +93,16 @@ def _cmd_token_create(args: argparse.Namespace, ctx: Any) -> int:
         ctx.emit({"token": new.token, **new.info.as_dict()}, True)
         return 0
     info = new.info
+    # The token alone on stdout, so TOKEN=$(memory-pg token create ...) captures it.
     ctx.out.write(new.token + "\n")
-    ctx.out.write(
-        f"# id {info.id}, user {info.user_id}"
+    print(
+        f"memory-pg: token id {info.id}, user {info.user_id}"
         + (f", agent {info.agent_id}" if info.agent_id else "")
         + (", admin" if info.is_admin else "")
         + (", read-only" if info.read_only else "")
         + (f", expires {info.expires_at.isoformat()}" if info.expires_at else ", never expires")
-        + "\n# shown once: only its hash is stored\n"
+        + "; shown once: only its hash is stored",
+        file=sys.stderr,
     )
     return 0
 
@@ -115,8 +119,11 @@ def _cmd_token_list(args: argparse.Namespace, ctx: Any) -> int:
 def _cmd_token_revoke(args: argparse.Namespace, ctx: Any) -> int:
     from memory_pg.service.tokens import revoke_token
 
-    done = revoke_token(ctx.store().engine, _need_user(args), args.token_id)
+    user = _need_user(args)
+    done = revoke_token(ctx.store().engine, user, args.token_id)
     ctx.emit({"revoked": done, "id": args.token_id}, args.json)
+    if not done:
+        print(f"memory-pg: error: no live token {args.token_id} of user {user}", file=sys.stderr)
     return 0 if done else 1
 
 
@@ -136,6 +143,7 @@ class _StoreOptions(TypedDict):
     home: str | None
     embedding_model: str | None
     auto_migrate: bool
+    pooler: str | None
 
 
 def _store_options(ctx: Any) -> _StoreOptions:
@@ -145,12 +153,15 @@ def _store_options(ctx: Any) -> _StoreOptions:
         "home": ctx.args.home,
         "embedding_model": ctx.args.embedding_model,
         "auto_migrate": bool(ctx.args.auto_migrate),
+        "pooler": ctx.args.pooler,
     }
 
 
 def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
     with _service_extra("serve"):
-        from memory_pg.service.http import ServiceSettings, serve
+        from memory_pg.service.http import ServiceSettings, request_log, serve
+    # A line per request at the default level too: -v adds the rest (uvicorn, alembic).
+    request_log.setLevel(min(logging.getLogger().getEffectiveLevel(), logging.INFO))
     settings = ServiceSettings(
         max_body_bytes=args.max_body_bytes,
         mcp=not args.no_mcp,

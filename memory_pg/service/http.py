@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.config import StoreSettings
 from memory_pg.errors import (
     AuthenticationFailed,
     DatabaseUnavailable,
@@ -48,8 +50,19 @@ from memory_pg.service.responses import STATUS, add_handlers, error_body, status
 from memory_pg.service.tokens import TokenInfo, verify_token
 
 logger = logging.getLogger(__name__)
+#: One line per request (route, status, time, token id; never a query string or a
+#: memory's text): ``memory-pg serve`` shows it at its default level.
+request_log = logging.getLogger(__name__ + ".requests")
 
-__all__ = ["STATUS", "ServiceSettings", "create_app", "error_body", "serve", "status_of"]
+__all__ = [
+    "STATUS",
+    "ServiceSettings",
+    "create_app",
+    "error_body",
+    "request_log",
+    "serve",
+    "status_of",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -137,7 +150,7 @@ class _Limits:
         else:
             await self._target(scope)(scope, receive, send_status)
         state = scope.get("state") or {}
-        logger.info(
+        request_log.info(
             "%s",
             json.dumps(
                 {
@@ -490,6 +503,7 @@ def serve(
     embedding_model: str | None = None,
     auto_migrate: bool = False,
     settings: ServiceSettings | None = None,
+    pooler: str | None = None,
 ) -> None:
     """Run the service with uvicorn until SIGINT/SIGTERM (in-flight requests finish)."""
     import uvicorn
@@ -500,6 +514,7 @@ def serve(
         home=home,
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
+        settings=StoreSettings(pooler=pooler) if pooler else None,
     )
     config = uvicorn.Config(
         create_app(store, cfg),
@@ -511,4 +526,18 @@ def serve(
         timeout_graceful_shutdown=cast(int, cfg.graceful_timeout_s),
         lifespan="on",
     )
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        # The database first: one that is down, unknown or not migrated is a typed
+        # error here, which the command prints as one line (exit 1), not a lifespan
+        # traceback from uvicorn. The lifespan finds the store open.
+        await store.open()
+        serving = asyncio.create_task(server.serve())
+        while not (server.started or serving.done()):
+            await asyncio.sleep(0.05)
+        if server.started:
+            print(f"memory-pg: listening on http://{host}:{port}", file=sys.stderr, flush=True)
+        await serving
+
+    asyncio.run(run())

@@ -14,19 +14,23 @@ come back as MCP tool errors whose text names the problem.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from memory_pg.async_store import AsyncMemoryStore
+from memory_pg.compaction import is_fact
+from memory_pg.config import BUILTIN_MEMORY_TYPES, StoreSettings
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
 from memory_pg.service.bodies import DEFAULT_LIMIT
 from memory_pg.service.tokens import TokenInfo, verify_token
@@ -84,6 +88,61 @@ class Identity:
 Resolver = Callable[[Context], Awaitable[Identity]]
 
 
+#: A memory type in a tool's schema: the service's stores know the built-in ones.
+MemoryType = Annotated[str, Field(json_schema_extra={"enum": list(BUILTIN_MEMORY_TYPES)})]
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server with texts an agent reads easily: a tool's description is its
+    docstring without the indentation, bad arguments are one line per argument."""
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        super().add_tool(
+            fn,
+            name,
+            title,
+            description or inspect.cleandoc(fn.__doc__ or ""),
+            annotations,
+            icons,
+            meta,
+            structured_output,
+        )
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            # Pydantic's text spans lines and ends in a documentation URL per error.
+            raise ToolError(
+                f"Error executing tool {name}: InvalidArgument: {_invalid_arguments(cause)}"
+            ) from cause
+
+
+def _invalid_arguments(exc: ValidationError) -> str:
+    """Each refused argument with what was wrong and the value given, on one line."""
+    said = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        given = "" if error["type"] == "missing" else f" (got {error['input']!r:.60})"
+        said.append(f"{where}: {error['msg']}{given}")
+    return "; ".join(said)
+
+
 def _tool_error(exc: MemoryPgError) -> ToolError:
     return ToolError(f"{type(exc).__name__}: {exc}")
 
@@ -127,7 +186,7 @@ def build_server(
     whose every call is read-only (``memory-pg mcp --read-only``). Over HTTP the
     token decides per call: a read-only token's writes are tool errors.
     """
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _Server(
         name="memory-pg", instructions=INSTRUCTIONS, version="1", log_level="WARNING"
     )
     read_only_hint = ToolAnnotations(read_only_hint=True, destructive_hint=False)
@@ -152,7 +211,7 @@ def build_server(
         ctx: Context,
         top_k: Annotated[int, Field(ge=1, le=50, description="how many memories")] = 5,
         memory_types: Annotated[
-            list[str] | None,
+            list[MemoryType] | None,
             Field(
                 description="only these types: user_profile, project_status, key_decision, "
                 "todo, dialogue"
@@ -193,8 +252,11 @@ def build_server(
         text: Annotated[str, Field(description="one durable fact, stated on its own")],
         ctx: Context,
         memory_type: Annotated[
-            str,
-            Field(description="user_profile, project_status, key_decision, todo or dialogue"),
+            MemoryType,
+            Field(
+                description="what kind of fact: a decision, the user's profile, a project's "
+                "status, a todo, or dialogue (words kept as said)"
+            ),
         ] = "key_decision",
         topic: Annotated[
             str | None,
@@ -217,6 +279,13 @@ def build_server(
         topic replaces the old one, which stays in history.
         """
         who = await writer(ctx)
+        if memory_type != "dialogue" and not is_fact(text):
+            # As compaction drops it: asked back, a question would rank first as a fact.
+            raise ToolError(
+                f"InvalidInput: a question or a pleasantry is not a {memory_type} to remember: "
+                "add what was decided or said instead (or memory_type='dialogue' to keep "
+                "the words as said)"
+            )
         async with typed_errors():
             memory_id = await store.add_memory(
                 text, memory_type, topic=topic, importance=importance, private=private, **who.scope
@@ -292,7 +361,7 @@ def build_server(
     async def list_recent_memories(
         ctx: Context,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
-        memory_type: Annotated[str | None, Field(description="only this type")] = None,
+        memory_type: Annotated[MemoryType | None, Field(description="only this type")] = None,
     ) -> dict[str, Any]:
         """The user's most recent current memories, newest first."""
         who = await resolve(ctx)
@@ -322,6 +391,7 @@ def run_stdio(
     home: str | None = None,
     embedding_model: str | None = None,
     auto_migrate: bool = False,
+    pooler: str | None = None,
 ) -> None:
     """Serve the tools on stdin/stdout for one user (and agent) until the client leaves."""
     import anyio
@@ -334,6 +404,7 @@ def run_stdio(
         home=home,
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
+        settings=StoreSettings(pooler=pooler) if pooler else None,
     )
     assert store.user_id is not None
     identity = Identity(store.user_id, check_agent_id(agent_id), read_only)
@@ -342,7 +413,13 @@ def run_stdio(
         return identity
 
     async def main() -> None:
-        await store.open()
+        try:
+            await store.open()
+        except MemoryPgError as exc:
+            # The client still gets its session and tools: each call reports the
+            # problem as a tool error (and opens again, so a database started or
+            # migrated later is used without restarting the client).
+            print(f"memory-pg mcp: error: {exc}", file=sys.stderr, flush=True)
         try:
             await build_server(store, resolve, read_only=read_only).run_stdio_async()
         finally:

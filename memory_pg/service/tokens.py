@@ -252,7 +252,12 @@ def list_tokens(engine: Engine, user_id: str | None = None) -> list[TokenInfo]:
 def revoke_token(engine: Engine, user_id: str, token_id: str) -> bool:
     """Revoke one token of a user at once; False if there was no such live token."""
     uid = check_user_id(user_id, _SETTINGS)
-    tid = parse_memory_id(token_id)
+    try:
+        tid = parse_memory_id(token_id)
+    except InvalidArgument:
+        raise InvalidArgument(
+            f"not a token id: {token_id!r} (`memory-pg token list` shows the ids)"
+        ) from None
     with translate_errors(), engine.begin() as conn:
         conn.execute(set_tenant(uid))
         return conn.execute(_revoke(uid, tid)).first() is not None

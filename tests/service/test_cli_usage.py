@@ -39,9 +39,9 @@ def test_a_read_only_admin_token_is_a_monitoring_token(service, fresh_user):
     with service.client(service.token(victim).token) as c:
         assert c.post("/v1/memories", json={"text": "olga's note"}).status_code == 201
     env = {"MEMORY_PG_DATABASE_URL": service.db_url}
-    out = run(["token", "create", "--user", "ops", "--admin", "--read-only"], env).stdout
-    token = out.splitlines()[0]
-    assert "admin, read-only" in out
+    created = run(["token", "create", "--user", "ops", "--admin", "--read-only"], env)
+    [token] = created.stdout.splitlines()
+    assert "admin, read-only" in created.stderr
     with service.client(token) as admin:
         assert admin.get("/v1/admin/stats").status_code == 200
         r = admin.delete(f"/v1/admin/users/{victim}")
