@@ -134,6 +134,10 @@ class StoreSettings:
         connect_timeout_s: seconds to wait for a new connection before
             :class:`~memory_pg.errors.DatabaseUnavailable` (libpq ``connect_timeout``).
         pool_timeout_s: seconds a call waits for a free pooled connection.
+        pool_size: connections a store's own pool keeps open.
+        max_overflow: connections it may open beyond ``pool_size`` under load
+            (closed again when returned). Calls beyond ``pool_size + max_overflow``
+            wait in line, first come first served (:mod:`memory_pg.admission`).
         pooler: what stands between the store and PostgreSQL: ``"transaction"``
             behind PgBouncer in transaction mode (no server-side prepared
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
@@ -155,6 +159,8 @@ class StoreSettings:
     max_user_id_chars: int = 255
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
+    pool_size: int = 5
+    max_overflow: int = 5
     pooler: str | None = None
     session_context: bool = field(default_factory=session_context_from_env)
 
@@ -164,6 +170,12 @@ class StoreSettings:
         from memory_pg._validate import check_type_names
 
         check_type_names(self.memory_types)
+        for name, least in (("pool_size", 1), ("max_overflow", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                from memory_pg.errors import InvalidArgument
+
+                raise InvalidArgument(f"{name} must be a whole number of {least} or more")
         if not isinstance(self.session_context, bool):
             from memory_pg.errors import InvalidArgument
 

@@ -253,7 +253,9 @@ async def _token(request: Request) -> TokenInfo:
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "bearer" or not value.strip():
         raise AuthenticationFailed("a bearer token is required (Authorization: Bearer mpg_...)")
-    info = await verify_token(request.app.state.store.engine, value.strip())
+    store: AsyncMemoryStore = request.app.state.store
+    async with store.place():  # in line with the store's own calls (memory_pg.admission)
+        info = await verify_token(store.engine, value.strip())  # type: ignore[arg-type]
     request.scope.setdefault("state", {})["token_id"] = info.id
     return info
 

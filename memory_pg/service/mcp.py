@@ -384,7 +384,8 @@ class McpHttpApp:
                 raise AuthenticationFailed(
                     "a bearer token is required (Authorization: Bearer mpg_...)"
                 )
-            info = await verify_token(self.store.engine, token.strip())  # type: ignore[arg-type]
+            async with self.store.place():  # in line with the store's calls
+                info = await verify_token(self.store.engine, token.strip())  # type: ignore[arg-type]
             if info.is_admin:
                 raise PermissionDenied("an admin token has no user: MCP needs a user token")
         except (AuthenticationFailed, PermissionDenied) as exc:

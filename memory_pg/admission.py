@@ -1,0 +1,193 @@
+"""Admission to a store's pool: calls take its connections in the order they asked.
+
+SQLAlchemy's pool hands a returned connection to whoever asks next, and a thread
+that has just returned one asks again at once: it wins the race against a thread
+that has been waiting. Under a mix of fast searches and slower writes on one
+:class:`~memory_pg.store.MemoryStore`, the searching threads kept every
+connection and the writers waited until the pool's timeout (issue 38: 96 write
+calls beside 51,476 searches in 90 s, 46 of them failed with
+``DatabaseUnavailable``). A gate with as many places as the pool has connections
+stands in front of it: a call that finds it full waits in line, and a returned
+place goes to the first in line, never to a later arrival. Holding a place, a
+call finds a connection free in the pool (unless code outside the store uses the
+same engine).
+
+A call that has waited :func:`warn_after` seconds is logged at WARNING (at most
+once a minute per store) before any call fails: the store has more callers than
+connections for its load. Past ``pool_timeout_s`` the call fails with
+:class:`~memory_pg.errors.DatabaseUnavailable`, having written nothing.
+
+Only engines a store opens have a gate: a host application's engine is shared
+with its own code, whose connections the store cannot count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+
+from memory_pg.errors import DatabaseUnavailable
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["AsyncGate", "Gate", "warn_after"]
+
+#: At most one warning per this many seconds per gate.
+WARN_EVERY_S = 60.0
+
+
+def warn_after(timeout_s: float) -> float:
+    """Seconds of waiting after which a call is worth a warning (before it fails)."""
+    return min(1.0, timeout_s / 2)
+
+
+class _Counts:
+    """What the two gates share: capacity, timeout, waiting line and the last warning."""
+
+    def __init__(self, capacity: int, timeout_s: float) -> None:
+        if capacity < 1:
+            raise ValueError("a gate needs at least one place")
+        self.capacity = capacity
+        self.timeout_s = timeout_s
+        self.free = capacity
+        self._warned_at: float | None = None
+
+    def warn(self, waited_s: float, waiting: int) -> None:
+        now = time.monotonic()
+        if self._warned_at is not None and now - self._warned_at < WARN_EVERY_S:
+            return
+        self._warned_at = now
+        logger.warning(
+            "memory-pg: a call waited %.1f s for one of the pool's %d connections "
+            "(%d calls waiting); at %.0f s a call fails with DatabaseUnavailable: make fewer "
+            "calls at once, or raise StoreSettings(pool_size=..., max_overflow=...) "
+            "within PostgreSQL's max_connections",
+            waited_s,
+            self.capacity,
+            waiting,
+            self.timeout_s,
+        )
+
+    def timed_out(self) -> DatabaseUnavailable:
+        return DatabaseUnavailable(
+            f"no pooled connection free within {self.timeout_s:g} s: all {self.capacity} "
+            "are in use by other calls of this store; make fewer calls at once, or raise "
+            "StoreSettings(pool_size=..., max_overflow=..., pool_timeout_s=...)"
+        )
+
+
+class Gate(_Counts):
+    """First come, first served places for threads (see the module's docstring)."""
+
+    def __init__(self, capacity: int, timeout_s: float) -> None:
+        super().__init__(capacity, timeout_s)
+        self._lock = threading.Lock()
+        self._line: collections.deque[threading.Event] = collections.deque()
+
+    @contextlib.contextmanager
+    def place(self) -> Iterator[None]:
+        """Hold a place while the block runs.
+
+        Raises:
+            DatabaseUnavailable: none came free within the timeout.
+        """
+        self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    def waiting(self) -> int:
+        """Calls in line now."""
+        return len(self._line)
+
+    def _acquire(self) -> None:
+        with self._lock:
+            if self.free > 0 and not self._line:
+                self.free -= 1
+                return
+            turn = threading.Event()
+            self._line.append(turn)
+        started = time.monotonic()
+        first = warn_after(self.timeout_s)
+        if not turn.wait(first):
+            self.warn(time.monotonic() - started, len(self._line))
+            turn.wait(max(0.0, self.timeout_s - first))
+        with self._lock:
+            if turn.is_set():  # given a place, perhaps just as the wait ended
+                return
+            self._line.remove(turn)
+        raise self.timed_out()
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._line:
+                # Handed over, not put back: a later arrival cannot take it first.
+                self._line.popleft().set()
+            else:
+                self.free += 1
+
+
+class AsyncGate(_Counts):
+    """First come, first served places for the tasks of one event loop."""
+
+    def __init__(self, capacity: int, timeout_s: float) -> None:
+        super().__init__(capacity, timeout_s)
+        self._line: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    @contextlib.asynccontextmanager
+    async def place(self) -> AsyncIterator[None]:
+        """Hold a place while the block runs.
+
+        Raises:
+            DatabaseUnavailable: none came free within the timeout.
+        """
+        await self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    def waiting(self) -> int:
+        """Calls in line now."""
+        return sum(1 for turn in self._line if not turn.done())
+
+    async def _acquire(self) -> None:
+        if self.free > 0 and not self._line:
+            self.free -= 1
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._line.append(turn)
+        started = time.monotonic()
+        first = warn_after(self.timeout_s)
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(turn), first)
+            except TimeoutError:
+                self.warn(time.monotonic() - started, self.waiting())
+                await asyncio.wait_for(asyncio.shield(turn), max(0.0, self.timeout_s - first))
+        except BaseException as exc:  # timed out or cancelled
+            if turn.done() and not turn.cancelled():
+                if isinstance(exc, TimeoutError):
+                    return  # given a place just as the wait ended: keep it
+                self._release()  # cancelled with a place: pass it on
+            else:
+                turn.cancel()
+                with contextlib.suppress(ValueError):
+                    self._line.remove(turn)
+            if isinstance(exc, TimeoutError):
+                raise self.timed_out() from None
+            raise
+
+    def _release(self) -> None:
+        while self._line:
+            turn = self._line.popleft()
+            if not turn.done():
+                turn.set_result(None)  # handed over: see Gate._release
+                return
+        self.free += 1
