@@ -117,7 +117,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             return await asyncio.to_thread(step.fn, *step.args)
         if isinstance(step, Session):
             with translate_errors():
-                async with self._place(), self.engine.connect() as conn:
+                async with self.place(), self.engine.connect() as conn:
                     return await conn.run_sync(step.fn)
         if step.best_effort:
             try:
@@ -130,7 +130,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return await exchange.run_async(self.engine, first, step.plan, self._place())
+                return await exchange.run_async(self.engine, first, step.plan, self.place())
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -152,7 +152,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
                     await conn.execute(stmt)
                 yield conn
                 return
-            async with self._place(), self.engine.begin() as own:
+            async with self.place(), self.engine.begin() as own:
                 for stmt in first:
                     await own.execute(stmt)
                 yield own
@@ -162,8 +162,6 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         using ``engine`` directly (the HTTP service's token check does): first come,
         first served with the store's own calls. None is needed on a host's engine."""
         return contextlib.nullcontext() if self._gate is None else self._gate.place()
-
-    _place = place
 
     async def close(self) -> None:
         """Close the pool this store opened and let go of the embedded server."""

@@ -3,7 +3,7 @@
 Layers (README "Architecture"), lowest first:
 
 0. settings, errors, validation, tables, text tools (segmenting, facts, the offline
-   extractor), embedding, server, schema
+   extractor), embedding, server, schema, admission (the line in front of a pool)
 1. ``sql`` (statement builders and named SQL) and ``supersession`` (the pure decision)
 2. ``plans`` (the seam: statements with no I/O), ``buffer`` and ``roles`` (their plans)
 3. drivers and jobs: ``opening``, ``exchange``, ``operations``, ``methods``, ``store``,
@@ -32,6 +32,7 @@ BASE = {
     "timespan",
     "tables",
     "pooling",
+    "admission",
     "embedding",
     "onnx_embedding",
     "embedders_zh",
