@@ -206,3 +206,11 @@ class MemoryConflict(MemoryPgError):
 
 
 __all__ += ["MemoryConflict"]
+
+
+class UnknownParameter(InvalidArgument):
+    """A service request with a query parameter its route does not take, or an MCP tool
+    call with an argument its schema does not have: refused, never ignored (HTTP 400)."""
+
+
+__all__ += ["UnknownParameter"]

@@ -1,9 +1,10 @@
 """The HTTP API (``memory-pg serve``): FastAPI over the async store, tokens bound to tenants.
 
 Every ``/v1`` route needs ``Authorization: Bearer mpg_...`` (``memory-pg token
-create``). The token fixes the user (and agent) of the request: a body that names
-another user or agent is refused (403), a read-only token cannot write (403), a
-read-only admin token cannot erase (403). Errors, unknown routes and methods
+create``). The token fixes the user (and agent) of the request: a body or query
+parameter that names another user or agent is refused (403), a query parameter a
+route does not take is refused (400), a read-only token cannot write (403), a
+read-only admin token cannot erase (403); :mod:`memory_pg.service.http_auth`. Errors, unknown routes and methods
 included, come back as ``{"error": {"type": ..., "message": ...}}`` with the
 status of :data:`STATUS` (:mod:`memory_pg.service.responses`). Logs carry the
 route, status, duration and token id, never a memory's text. OpenAPI at
@@ -20,32 +21,42 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from typing import Any, cast
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import (
-    AuthenticationFailed,
     DatabaseUnavailable,
     InvalidInput,
     MemoryNotFound,
     PermissionDenied,
 )
+from memory_pg.service import http_relations
 from memory_pg.service.bodies import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     AddBody,
     BatchBody,
+    EraseBody,
     MemoryIn,
     ReplaceBody,
     SearchBody,
 )
+from memory_pg.service.http_auth import (
+    AdminToken,
+    AdminWriterToken,
+    UserToken,
+    WholeUserToken,
+    WriterToken,
+    check_names,
+    check_query,
+)
 from memory_pg.service.responses import STATUS, add_handlers, error_body, status_of
-from memory_pg.service.tokens import TokenInfo, verify_token
+from memory_pg.service.tokens import TokenInfo
 
 logger = logging.getLogger(__name__)
 
@@ -232,13 +243,13 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         summary="Long-term memory for LLM agents, in PostgreSQL with pgvector.",
         version="1",
         lifespan=lifespan,
+        # A query parameter a route does not take is refused, not ignored (http_auth).
+        dependencies=[Depends(check_query)],
     )
     app.state.store = store
     app.state.settings = cfg
     add_handlers(app)
     _routes(app, store, cfg)
-    from memory_pg.service import http_relations  # issue 19
-
     http_relations.add_routes(app, store)
     app.add_middleware(
         _Limits,
@@ -246,68 +257,6 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         mcp=None if mcp_app is None else mcp_app.asgi,
     )
     return app
-
-
-async def _token(request: Request) -> TokenInfo:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        raise AuthenticationFailed("a bearer token is required (Authorization: Bearer mpg_...)")
-    store: AsyncMemoryStore = request.app.state.store
-    async with store.place():  # in line with the store's own calls (memory_pg.admission)
-        info = await verify_token(store.engine, value.strip())  # type: ignore[arg-type]
-    request.scope.setdefault("state", {})["token_id"] = info.id
-    return info
-
-
-async def _user_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
-    if info.is_admin:
-        raise PermissionDenied("an admin token has no user of its own: use the /v1/admin routes")
-    return info
-
-
-async def _writer_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
-    if info.read_only:
-        raise PermissionDenied("this token is read-only")
-    return info
-
-
-async def _whole_user_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
-    # Export and erase reach every agent's private notes: not for an agent's token.
-    if info.agent_id is not None:
-        raise PermissionDenied(
-            "export and erase act on all of the user's memories, every agent's private "
-            "ones included: use a token without an agent (token create --user U)"
-        )
-    return info
-
-
-async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
-    if not info.is_admin:
-        raise PermissionDenied("this route needs an admin token (memory-pg token create --admin)")
-    return info
-
-
-async def _admin_writer_token(info: Annotated[TokenInfo, Depends(_admin_token)]) -> TokenInfo:
-    # A read-only admin token is a monitoring token: it reads the admin stats only.
-    if info.read_only:
-        raise PermissionDenied("this admin token is read-only: it may not erase users")
-    return info
-
-
-UserToken = Annotated[TokenInfo, Depends(_user_token)]
-WriterToken = Annotated[TokenInfo, Depends(_writer_token)]
-AdminToken = Annotated[TokenInfo, Depends(_admin_token)]
-AdminWriterToken = Annotated[TokenInfo, Depends(_admin_writer_token)]
-WholeUserToken = Annotated[TokenInfo, Depends(_whole_user_token)]
-
-
-def check_names(info: TokenInfo, user_id: str | None, agent_id: str | None) -> None:
-    """Refuse a request that names another user or agent than its token's."""
-    if user_id is not None and user_id != info.user_id:
-        raise PermissionDenied("this token acts for its own user only; leave user_id out")
-    if agent_id is not None and agent_id != info.agent_id:
-        raise PermissionDenied("this token acts as its own agent only; leave agent_id out")
 
 
 def _memory_item(info: TokenInfo, item: MemoryIn) -> dict[str, Any]:
@@ -417,8 +366,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json({"id": new_id, "replaced": memory_id})
 
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
-    async def delete(memory_id: str, info: WriterToken) -> Response:
+    async def delete(memory_id: str, info: WriterToken, body: EraseBody | None = None) -> Response:
         """Erase one memory and its history for good."""
+        _check_erase(info, body)
         if not await store.delete_memory(memory_id, user_id=info.user_id, agent_id=info.agent_id):
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return Response(status_code=204)
@@ -445,8 +395,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
     @app.delete("/v1/user", tags=["user"])
-    async def erase(info: WholeUserToken) -> JSONResponse:
+    async def erase(info: WholeUserToken, body: EraseBody | None = None) -> JSONResponse:
         """Erase everything of the token's own user: memories, buffer, history."""
+        _check_erase(info, body)
         if info.read_only:
             raise PermissionDenied("this token is read-only")
         return _json({"deleted": await store.clear_user_memory(info.user_id)})
@@ -462,10 +413,31 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json(await store.stats())
 
     @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
-    async def admin_erase(user_id: str, info: AdminWriterToken) -> JSONResponse:
+    async def admin_erase(
+        user_id: str, info: AdminWriterToken, body: EraseBody | None = None
+    ) -> JSONResponse:
         """Erase everything of one user (an admin token that is not read-only)."""
+        if body is not None:
+            if (body.user_id is not None and body.user_id != user_id) or body.agent_id:
+                raise PermissionDenied("an admin erase acts on the user of its path only")
+            _no_dry_run(body)
         logger.warning("admin token %s erased a user", info.id)
         return _json({"deleted": await store.clear_user_memory(user_id)})
+
+
+def _check_erase(info: TokenInfo, body: EraseBody | None) -> None:
+    """An erase's optional body may repeat the token's names, nothing else."""
+    if body is not None:
+        check_names(info, body.user_id, body.agent_id)
+        _no_dry_run(body)
+
+
+def _no_dry_run(body: EraseBody) -> None:
+    if body.dry_run:
+        raise InvalidInput(
+            "an erase over HTTP has no dry run: GET /v1/stats (or /v1/export) shows what "
+            "it would remove; `memory-pg erase` without --yes previews it"
+        )
 
 
 class InvalidInputTooMany(InvalidInput):

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from memory_pg.entities import KINDS
 from memory_pg.errors import MemoryNotFound
 from memory_pg.plans.relations import graph_dot, graph_text
-from memory_pg.service.http import UserToken  # http imports this module only in create_app
+from memory_pg.service.http_auth import UserToken
 
 if TYPE_CHECKING:
     from memory_pg.async_store import AsyncMemoryStore

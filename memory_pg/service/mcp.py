@@ -24,7 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
@@ -284,10 +284,35 @@ def build_server(
     from memory_pg.service import mcp_relations  # issue 19
 
     mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
+    _refuse_unknown_arguments(server)
     if read_only:
         for name in WRITE_TOOLS:
             server.remove_tool(name)
     return server
+
+
+def _refuse_unknown_arguments(server: MCPServer[Any]) -> None:
+    """Make every tool refuse an argument its schema does not have.
+
+    The SDK's argument models ignore extra arguments: ``search_memory`` called with
+    ``user_id="frank"`` searched the token's user as if the argument had been
+    heard. Refused instead, a caller learns that no tool takes a user (the token
+    or the command line fixes it); the published schemas say
+    ``additionalProperties: false`` to match.
+    """
+    # The SDK offers no public way to a tool's argument model.
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        strict = type(
+            model.__name__,
+            (model,),
+            {
+                "model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
+                "__module__": model.__module__,
+            },
+        )
+        tool.fn_metadata.arg_model = strict
+        tool.parameters["additionalProperties"] = False
 
 
 # -- stdio ------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from memory_pg.errors import (
     QueryTimeout,
     SchemaNotReady,
     TenantViolation,
+    UnknownParameter,
 )
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (TenantViolation, 403),
     (MemoryNotFound, 404),
     (MemoryConflict, 409),
+    (UnknownParameter, 400),
     (InvalidInput, 422),
     (DatabaseUnavailable, 503),
     (QueryTimeout, 503),
