@@ -4,11 +4,12 @@ Every ``/v1`` route needs ``Authorization: Bearer mpg_...`` (``memory-pg token
 create``). The token fixes the user (and agent) of the request: a body or query
 parameter that names another user or agent is refused (403), a query parameter a
 route does not take is refused (400), a read-only token cannot write (403), a
-read-only admin token cannot erase (403); :mod:`memory_pg.service.http_auth`. Errors, unknown routes and methods
-included, come back as ``{"error": {"type": ..., "message": ...}}`` with the
-status of :data:`STATUS` (:mod:`memory_pg.service.responses`). Logs carry the
-route, status, duration and token id, never a memory's text. OpenAPI at
-``/docs``; ``/healthz`` (the process) and ``/readyz`` (the database) need no token.
+read-only admin token cannot erase (403); :mod:`memory_pg.service.http_auth`.
+Errors, unknown routes and methods included, come back as
+``{"error": {"type": ..., "message": ...}}`` with the status of :data:`STATUS`
+(:mod:`memory_pg.service.responses`). Logs carry the route, status, duration and
+token id, never a memory's text. OpenAPI at ``/docs``; ``/healthz`` (the process)
+and ``/readyz`` (the database) need no token.
 """
 
 from __future__ import annotations
