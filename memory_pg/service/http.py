@@ -21,7 +21,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from fastapi import Depends, FastAPI, Response
@@ -47,6 +47,7 @@ from memory_pg.service.bodies import (
     ReplaceBody,
     SearchBody,
 )
+from memory_pg.service.guard import Draining, Guard, GuardSettings, protocol_class
 from memory_pg.service.http_auth import (
     AdminToken,
     AdminWriterToken,
@@ -79,75 +80,75 @@ class ServiceSettings:
         max_batch: most memories in one batch request.
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         graceful_timeout_s: on SIGTERM, how long in-flight requests may finish.
+        guard: read timeouts and connection bounds (:mod:`memory_pg.service.guard`).
     """
 
     max_body_bytes: int = 1024 * 1024
     max_batch: int = 500
     mcp: bool = True
     graceful_timeout_s: float = 30.0
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 # -- the app -------------------------------------------------------------------------
 
 
 class _Limits:
-    """ASGI middleware: refuse bodies over the limit (413) and log each request.
+    """ASGI middleware: bodies within their size and time (413, 408), /mcp routed, a log
+    line per request.
 
-    A declared ``Content-Length`` over the limit is refused before reading; a body
-    sent without one (chunked) is read up to the limit first, and refused past it,
-    before the app sees any of it.
+    A declared ``Content-Length`` over the limit is refused before reading; any other
+    body is read whole first, up to the limit and within the guard's body timeout
+    (:mod:`memory_pg.service.guard`), before the app sees any of it. A request cancelled
+    by the end of the graceful timeout gets a 503 and one log line, not a traceback.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, mcp: ASGIApp | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int,
+        mcp: ASGIApp | None = None,
+        guard: Guard | None = None,
+    ) -> None:
         self.app = app
         self.max = max_body_bytes
         self.mcp = mcp
+        self.guard = guard or Guard()
 
-    def _target(self, scope: Scope) -> ASGIApp:
+    def _target(self, scope: Scope) -> ASGIApp | None:
         # /mcp goes to the MCP SDK's app as it is (a Mount would strip the prefix).
         path = str(scope.get("path", ""))
         if self.mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
-            return self.mcp
+            # Stateless: nothing to send outside a reply, so no event stream to hold.
+            return None if scope.get("method") == "GET" else self.mcp
         return self.app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.guard.head_read(scope)
         started = time.perf_counter()
         status = {"code": 0}
-        declared: int | None = None
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = self.max + 1
 
         async def send_status(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
             await send(message)
 
-        if declared is not None and declared > self.max:
-            await _send_413(send_status, self.max)
-        elif declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
-            first = await _read_limited(receive, self.max)
-            if first is None:
-                await _send_413(send_status, self.max)
-            else:
-                replayed = False
-
-                async def replay() -> Message:
-                    nonlocal replayed
-                    if not replayed:
-                        replayed = True
-                        return first
-                    return await receive()
-
-                await self._target(scope)(scope, replay, send_status)
-        else:
-            await self._target(scope)(scope, receive, send_status)
+        try:
+            await self._serve(scope, receive, send_status)
+        except asyncio.CancelledError:
+            # The graceful timeout ran out: one line, and an answer if none began.
+            logger.warning(
+                "%s %s cancelled: the service stopped before it finished",
+                scope.get("method"),
+                _log_path(scope),
+            )
+            if status["code"] == 0:
+                await _send_error(
+                    send_status, 503, "ShuttingDown", "the service stopped before it finished"
+                )
         state = scope.get("state") or {}
         logger.info(
             "%s",
@@ -163,36 +164,93 @@ class _Limits:
             ),
         )
 
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        declared: int | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = self.max + 1
+        target = self._target(scope)
+        if target is None:
+            await _send_error(
+                send,
+                405,
+                "MethodNotAllowed",
+                "GET is not allowed on /mcp (allowed: POST): this server is stateless "
+                "and opens no event stream",
+                [(b"allow", b"POST")],
+            )
+            return
+        if declared is not None and declared > self.max:
+            await _send_413(send, self.max)
+            return
+        if scope.get("method") in ("GET", "HEAD", "OPTIONS") and not declared:
+            await target(scope, receive, send)
+            return
+        try:
+            first = await self.guard.read_body(receive, self.max)
+        except TimeoutError:
+            self.guard.warn(
+                "body",
+                "memory-pg: a request body from %s did not arrive within %g s",
+                (scope.get("client") or ("?",))[0],
+                self.guard.settings.body_timeout_s,
+            )
+            await _send_error(
+                send,
+                408,
+                "RequestTimeout",
+                f"the request body did not arrive within {self.guard.settings.body_timeout_s:g} s",
+            )
+            return
+        except Draining:
+            await _send_error(
+                send, 503, "ShuttingDown", "the service is stopping: send the request again"
+            )
+            return
+        if first is None:
+            await _send_413(send, self.max)
+            return
+        replayed = False
 
-async def _read_limited(receive: Receive, limit: int) -> Message | None:
-    """The whole body as one message, or None past ``limit`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return message  # the client left: pass that on
-        body = message.get("body", b"")
-        size += len(body)
-        if size > limit:
-            return None
-        chunks.append(body)
-        if not message.get("more_body", False):
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first
+            return await receive()
+
+        await target(scope, replay, send)
 
 
-async def _send_413(send: Send, limit: int) -> None:
-    body = json.dumps(
-        error_body("RequestTooLarge", f"request body is larger than {limit} bytes")
-    ).encode()
+async def _send_error(
+    send: Send,
+    status: int,
+    kind: str,
+    message: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """An error response with the service's JSON body; the connection is closed after."""
+    body = json.dumps(error_body(kind, message)).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *(headers or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def _send_413(send: Send, limit: int) -> None:
+    await _send_error(send, 413, "RequestTooLarge", f"request body is larger than {limit} bytes")
 
 
 def _log_path(scope: Scope) -> str:
@@ -220,8 +278,11 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
 
         mcp_app = http_app(store)
 
+    guard = Guard(cfg.guard)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        guard.draining = asyncio.Event()  # of this loop
         await store.open()
         # Load the model before the first request (it loads lazily): otherwise the
         # first requests all wait for it, and /readyz would answer before it is ready.
@@ -249,6 +310,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     )
     app.state.store = store
     app.state.settings = cfg
+    app.state.guard = guard
     add_handlers(app)
     _routes(app, store, cfg)
     http_relations.add_routes(app, store)
@@ -256,6 +318,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         _Limits,
         max_body_bytes=cfg.max_body_bytes,
         mcp=None if mcp_app is None else mcp_app.asgi,
+        guard=guard,
     )
     return app
 
@@ -465,8 +528,14 @@ def serve(
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
     )
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    app = create_app(store, cfg)
+    guard: Guard = app.state.guard
     config = uvicorn.Config(
-        create_app(store, cfg),
+        app,
+        # Uvicorn's protocol (httptools or h11) with read timeouts and connection bounds.
+        http=protocol_class(AutoHTTPProtocol, guard),
         host=host,
         port=port,
         access_log=False,  # our own log line per request carries no query string
@@ -475,4 +544,11 @@ def serve(
         timeout_graceful_shutdown=cast(int, cfg.graceful_timeout_s),
         lifespan="on",
     )
-    uvicorn.Server(config).run()
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # Bodies still arriving get part of the graceful timeout, then a 503.
+            guard.drain(cfg.graceful_timeout_s)
+            await super().shutdown(sockets)
+
+    Server(config).run()
