@@ -254,9 +254,15 @@ async def _send_413(send: Send, limit: int) -> None:
 
 
 def _log_path(scope: Scope) -> str:
-    # The path only: a query string could carry a user's words.
-    path = scope.get("path", "")
-    return str(path)[:200]
+    """The route's template, never the path: ``/v1/entities/{name}``, not the name of a
+    person from a user's memory (nor the query string, which could carry words)."""
+    template = getattr(scope.get("route"), "path", None)
+    if isinstance(template, str):
+        return template
+    path = str(scope.get("path", ""))
+    if path == "/mcp" or path.startswith("/mcp/"):
+        return "/mcp"
+    return "(no route)"
 
 
 def _json(content: Any, status_code: int = 200) -> JSONResponse:

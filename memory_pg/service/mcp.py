@@ -285,10 +285,32 @@ def build_server(
 
     mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
     _refuse_unknown_arguments(server)
+    _quiet_sdk_log()
     if read_only:
         for name in WRITE_TOOLS:
             server.remove_tool(name)
     return server
+
+
+class _NoToolText(logging.Filter):
+    """The SDK logs a failed tool call with its error's text ("Tool 'entity' failed:
+    \"MemoryNotFound: no entity 'Carl' ...\""), which can quote a user's words: keep
+    the error's type only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Tool %r failed: %r" and isinstance(record.args, tuple):
+            name, text = (*record.args, "", "")[:2]
+            record.args = (name, str(text).split(":", 1)[0] + ": (text not logged)")
+        return True
+
+
+_SDK_LOGGER = "mcp.server.mcpserver.server"
+
+
+def _quiet_sdk_log() -> None:
+    sdk = logging.getLogger(_SDK_LOGGER)
+    if not any(isinstance(f, _NoToolText) for f in sdk.filters):
+        sdk.addFilter(_NoToolText())
 
 
 def _refuse_unknown_arguments(server: MCPServer[Any]) -> None:
