@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
-from memory_pg.admission import AsyncGate
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument, MemoryPgError
 from memory_pg.methods import StoreBase
@@ -60,8 +59,6 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         self._server: EmbeddedServer | None = None
         self._opened = False
         self._open_lock = asyncio.Lock()
-        #: First come, first served places in front of the pool this store opens.
-        self._gate: AsyncGate | None = None
 
     async def open(self) -> AsyncMemoryStore:
         """Start, migrate and check the database (done on first use otherwise)."""
@@ -88,8 +85,6 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             self.engine = create_async_engine(target.url, **options)
             pooling.watch(self.engine.sync_engine, self.pooler)
             exchange.watch_liveness(self.engine.sync_engine)  # instead of a pre-ping per checkout
-            places = opening.gate_places(self.settings)
-            self._gate = AsyncGate(places, self.settings.pool_timeout_s)
         revision, recorded = await self._do(Session(opening.read_state))
         self.embedder = await asyncio.to_thread(opening.pick_embedder, embedder, model, recorded)
         if opening.needs_migration(revision, target.auto_migrate):
@@ -117,7 +112,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             return await asyncio.to_thread(step.fn, *step.args)
         if isinstance(step, Session):
             with translate_errors():
-                async with self.place(), self.engine.connect() as conn:
+                async with self.engine.connect() as conn:
                     return await conn.run_sync(step.fn)
         if step.best_effort:
             try:
@@ -130,7 +125,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return await exchange.run_async(self.engine, first, step.plan, self.place())
+                return await exchange.run_async(self.engine, first, step.plan)
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -152,23 +147,16 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
                     await conn.execute(stmt)
                 yield conn
                 return
-            async with self.place(), self.engine.begin() as own:
+            async with self.engine.begin() as own:
                 for stmt in first:
                     await own.execute(stmt)
                 yield own
-
-    def place(self) -> contextlib.AbstractAsyncContextManager[None]:
-        """A place in line for one of the store's pooled connections, to hold while
-        using ``engine`` directly (the HTTP service's token check does): first come,
-        first served with the store's own calls. None is needed on a host's engine."""
-        return contextlib.nullcontext() if self._gate is None else self._gate.place()
 
     async def close(self) -> None:
         """Close the pool this store opened and let go of the embedded server."""
         if self.engine is not None and self._given_engine is None:
             await self.engine.dispose()
             self.engine = None
-            self._gate = None
         if self._server is not None:
             await asyncio.to_thread(self._server.stop)
             self._server = None

@@ -136,8 +136,9 @@ class StoreSettings:
         pool_timeout_s: seconds a call waits for a free pooled connection.
         pool_size: connections a store's own pool keeps open.
         max_overflow: connections it may open beyond ``pool_size`` under load
-            (closed again when returned). Calls beyond ``pool_size + max_overflow``
-            wait in line, first come first served (:mod:`memory_pg.admission`).
+            (closed again when returned). Calls of a ``MemoryStore`` beyond
+            ``pool_size + max_overflow`` wait in line, first come first served
+            (:mod:`memory_pg.admission`).
         pooler: what stands between the store and PostgreSQL: ``"transaction"``
             behind PgBouncer in transaction mode (no server-side prepared
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also

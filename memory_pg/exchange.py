@@ -318,23 +318,11 @@ def _finish(conn: Connection, plan: Plan[T], rows: Rows) -> T:
 # -- the asyncio twin ---------------------------------------------------------------------
 
 
-async def run_async(
-    engine: AsyncEngine,
-    first: Sequence[Executable],
-    plan: Plan[T],
-    place: contextlib.AbstractAsyncContextManager[None] | None = None,
-) -> T:
+async def run_async(engine: AsyncEngine, first: Sequence[Executable], plan: Plan[T]) -> T:
     """:func:`run` on an :class:`AsyncEngine`."""
     step, value = _first(plan)
     if step is None:
         return value  # type: ignore[return-value]
-    async with place or contextlib.nullcontext():
-        return await _run_async(engine, first, plan, step)
-
-
-async def _run_async(
-    engine: AsyncEngine, first: Sequence[Executable], plan: Plan[T], step: Step
-) -> T:
     for attempt in (1, 2):
         async with engine.connect() as conn:
             driver = (await conn.get_raw_connection()).driver_connection

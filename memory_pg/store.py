@@ -123,7 +123,7 @@ class MemoryStore(StoreBase[Engine]):
         if isinstance(step, Blocking):
             return step.fn(*step.args)
         if isinstance(step, Session):
-            with self.place(), translate_errors(), self.engine.connect() as conn:
+            with self._place(), translate_errors(), self.engine.connect() as conn:
                 return step.fn(conn)
         if step.best_effort:
             try:
@@ -136,7 +136,7 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return exchange.run(self.engine, first, step.plan, self.place())
+                return exchange.run(self.engine, first, step.plan, self._place())
         with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -158,21 +158,13 @@ class MemoryStore(StoreBase[Engine]):
                     conn.execute(stmt)
                 yield conn
                 return
-            with self.place(), self.engine.begin() as own:
+            with self._place(), self.engine.begin() as own:
                 for stmt in first:
                     own.execute(stmt)
                 yield own
 
-    def place(self) -> contextlib.AbstractContextManager[None]:
-        """A place in line for one of the store's pooled connections, to hold while using
-        ``engine`` directly: first come, first served with the store's own calls
-        (:mod:`memory_pg.admission`). None is needed on a host's engine.
-
-        Example::
-
-            with store.place(), store.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-        """
+    def _place(self) -> contextlib.AbstractContextManager[None]:
+        """A place in line for a pooled connection (none needed on a host's engine)."""
         return contextlib.nullcontext() if self._gate is None else self._gate.place()
 
     def close(self) -> None:

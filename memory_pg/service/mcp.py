@@ -431,8 +431,7 @@ class McpHttpApp:
                 raise AuthenticationFailed(
                     "a bearer token is required (Authorization: Bearer mpg_...)"
                 )
-            async with self.store.place():  # in line with the store's calls
-                info = await verify_token(self.store.engine, token.strip())  # type: ignore[arg-type]
+            info = await verify_token(self.store.engine, token.strip())  # type: ignore[arg-type]
             if info.is_admin:
                 raise PermissionDenied("an admin token has no user: MCP needs a user token")
         except (AuthenticationFailed, PermissionDenied) as exc:

@@ -9,7 +9,6 @@ fails with a typed error having written nothing.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -19,7 +18,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import DatabaseUnavailable
 from memory_pg.sql.locks import user_lock_key
@@ -94,43 +92,6 @@ def test_a_waiting_writer_gets_the_connection_before_later_searchers(
         t.join(60)
     assert done[:2] == ["blocked", "writer"], done[:6]
     assert store.get(store.list_memories(user_id="writer")[0]["id"], user_id="writer")
-
-
-def test_async_store_serves_a_waiting_writer_before_later_searchers(
-    db_url: str, embedder: Any, raw: psycopg.Connection[Any]
-) -> None:
-    async def scenario() -> list[str]:
-        done: list[str] = []
-        async with AsyncMemoryStore(db_url, embedder=embedder, settings=TINY) as store:
-            await store.add_memory("we drink green tea in the morning", user_id="reader")
-            await store.search("tea", user_id="reader")  # the query, embedded once
-            _lock_user(raw, "blocked")
-
-            async def call(name: str, coro: Any) -> None:
-                await coro
-                done.append(name)
-
-            blocked = asyncio.create_task(
-                call("blocked", store.add_memory("waits on the lock", user_id="blocked"))
-            )
-            while await asyncio.to_thread(_lock_waiters, raw) != 1:
-                await asyncio.sleep(0.01)
-            writer = asyncio.create_task(
-                call("writer", store.add_memory("the writer's memory", user_id="writer"))
-            )
-            while store._gate is None or store._gate.waiting() != 1:
-                await asyncio.sleep(0.01)
-            searches = [
-                asyncio.create_task(call(f"search {i}", store.search("tea", user_id="reader")))
-                for i in range(3)
-            ]
-            while store._gate.waiting() != 4:
-                await asyncio.sleep(0.01)
-            await asyncio.to_thread(_unlock_user, raw, "blocked")
-            await asyncio.wait_for(asyncio.gather(blocked, writer, *searches), 60)
-        return done
-
-    assert asyncio.run(scenario())[:2] == ["blocked", "writer"]
 
 
 def test_an_outgrown_pool_warns_then_fails_typed_writing_nothing(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 
 import pytest
 
-from memory_pg.admission import AsyncGate, Gate
+from memory_pg.admission import Gate
 from memory_pg.errors import DatabaseUnavailable
 
 
@@ -100,51 +99,3 @@ def test_a_long_wait_is_warned_of_before_it_fails(caplog: pytest.LogCaptureFixtu
     with gate.place():
         assert gate.free == 0
     assert gate.free == 1 and gate.waiting() == 0
-
-
-def test_async_gate_hands_places_over_in_order_and_survives_cancellation() -> None:
-    async def scenario() -> list[str]:
-        gate = AsyncGate(1, timeout_s=30)
-        order: list[str] = []
-        release = asyncio.Event()
-
-        async def hold() -> None:
-            async with gate.place():
-                await release.wait()
-                order.append("first")
-            async with gate.place():  # asks again at once: behind the line
-                order.append("first again")
-
-        async def take(name: str) -> None:
-            async with gate.place():
-                order.append(name)
-
-        holder = asyncio.create_task(hold())
-        await asyncio.sleep(0)
-        writer = asyncio.create_task(take("write"))
-        cancelled = asyncio.create_task(take("cancelled"))
-        search = asyncio.create_task(take("search"))
-        await asyncio.sleep(0.01)
-        assert gate.waiting() == 3
-        cancelled.cancel()
-        await asyncio.sleep(0)
-        release.set()
-        await asyncio.gather(holder, writer, search)
-        assert gate.free == 1 and gate.waiting() == 0
-        return order
-
-    assert asyncio.run(scenario()) == ["first", "write", "search", "first again"]
-
-
-def test_async_gate_times_out_with_a_typed_error() -> None:
-    async def scenario() -> None:
-        gate = AsyncGate(1, timeout_s=0.2)
-        async with gate.place():
-            with pytest.raises(DatabaseUnavailable, match=r"within 0\.2 s"):
-                async with gate.place():
-                    pass  # pragma: no cover - never reached
-        async with gate.place():  # the one that timed out holds nothing
-            pass
-        assert gate.free == 1
-
-    asyncio.run(scenario())
