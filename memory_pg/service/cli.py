@@ -170,6 +170,7 @@ def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
         max_body_bytes=args.max_body_bytes,
         mcp=not args.no_mcp,
         graceful_timeout_s=args.graceful_timeout,
+        max_batch_chars=args.max_batch_chars,
         guard=GuardSettings(
             header_timeout_s=args.header_timeout,
             body_timeout_s=args.body_timeout,
@@ -244,6 +245,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=_env("MEMORY_PG_GRACEFUL_TIMEOUT", "30"),
         help="seconds (2.5 is fine) to finish in-flight requests on SIGTERM "
         "(env MEMORY_PG_GRACEFUL_TIMEOUT)",
+    )
+    p.add_argument(
+        "--max-batch-chars",
+        type=_count,
+        default=_env("MEMORY_PG_MAX_BATCH_CHARS", "64000"),
+        help="most characters of text in one POST /v1/memories/batch, else 413 "
+        "(env MEMORY_PG_MAX_BATCH_CHARS; default 64000)",
     )
     p.add_argument(
         "--header-timeout",

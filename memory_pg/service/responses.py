@@ -33,7 +33,20 @@ from memory_pg.errors import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["STATUS", "add_handlers", "allowed_methods", "error_body", "status_of"]
+__all__ = [
+    "STATUS",
+    "RequestTooLarge",
+    "add_handlers",
+    "allowed_methods",
+    "error_body",
+    "status_of",
+]
+
+
+class RequestTooLarge(InvalidInput):
+    """A request that asks for more work than the service does in one request (HTTP 413):
+    a batch with more text than ``--max-batch-chars``."""
+
 
 #: HTTP status of each typed error (the first class that matches, in this order).
 STATUS: tuple[tuple[type[Exception], int], ...] = (
@@ -43,6 +56,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (MemoryNotFound, 404),
     (MemoryConflict, 409),
     (UnknownParameter, 400),
+    (RequestTooLarge, 413),
     (InvalidInput, 422),
     (DatabaseUnavailable, 503),
     (QueryTimeout, 503),
