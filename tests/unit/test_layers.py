@@ -32,6 +32,7 @@ BASE = {
     "timespan",
     "tables",
     "pooling",
+    "_regex",
     "admission",
     "embedding",
     "onnx_embedding",
