@@ -51,8 +51,8 @@ def warn_after(timeout_s: float) -> float:
     return min(1.0, timeout_s / 2)
 
 
-class _Counts:
-    """A gate's capacity, timeout, free places and last warning."""
+class Gate:
+    """First come, first served places for threads (see the module's docstring)."""
 
     def __init__(self, capacity: int, timeout_s: float) -> None:
         if capacity < 1:
@@ -61,36 +61,6 @@ class _Counts:
         self.timeout_s = timeout_s
         self.free = capacity
         self._warned_at: float | None = None
-
-    def warn(self, waited_s: float, waiting: int) -> None:
-        now = time.monotonic()
-        if self._warned_at is not None and now - self._warned_at < WARN_EVERY_S:
-            return
-        self._warned_at = now
-        logger.warning(
-            "memory-pg: a call waited %.1f s for one of the pool's %d connections "
-            "(%d calls waiting); at %.0f s a call fails with DatabaseUnavailable: make fewer "
-            "calls at once, or raise StoreSettings(pool_size=..., max_overflow=...) "
-            "within PostgreSQL's max_connections",
-            waited_s,
-            self.capacity,
-            waiting,
-            self.timeout_s,
-        )
-
-    def timed_out(self) -> DatabaseUnavailable:
-        return DatabaseUnavailable(
-            f"no pooled connection free within {self.timeout_s:g} s: all {self.capacity} "
-            "are in use by other calls of this store; make fewer calls at once, or raise "
-            "StoreSettings(pool_size=..., max_overflow=..., pool_timeout_s=...)"
-        )
-
-
-class Gate(_Counts):
-    """First come, first served places for threads (see the module's docstring)."""
-
-    def __init__(self, capacity: int, timeout_s: float) -> None:
-        super().__init__(capacity, timeout_s)
         self._lock = threading.Lock()
         self._line: collections.deque[threading.Event] = collections.deque()
 
@@ -121,13 +91,13 @@ class Gate(_Counts):
         started = time.monotonic()
         first = warn_after(self.timeout_s)
         if not turn.wait(first):
-            self.warn(time.monotonic() - started, len(self._line))
+            self._warn(time.monotonic() - started, len(self._line))
             turn.wait(max(0.0, self.timeout_s - first))
         with self._lock:
             if turn.is_set():  # given a place, perhaps just as the wait ended
                 return
             self._line.remove(turn)
-        raise self.timed_out()
+        raise self._timed_out()
 
     def _release(self) -> None:
         with self._lock:
@@ -136,3 +106,26 @@ class Gate(_Counts):
                 self._line.popleft().set()
             else:
                 self.free += 1
+
+    def _warn(self, waited_s: float, waiting: int) -> None:
+        now = time.monotonic()
+        if self._warned_at is not None and now - self._warned_at < WARN_EVERY_S:
+            return
+        self._warned_at = now
+        logger.warning(
+            "memory-pg: a call waited %.1f s for one of the pool's %d connections "
+            "(%d calls waiting); at %.0f s a call fails with DatabaseUnavailable: make fewer "
+            "calls at once, or raise StoreSettings(pool_size=..., max_overflow=...) "
+            "within PostgreSQL's max_connections",
+            waited_s,
+            self.capacity,
+            waiting,
+            self.timeout_s,
+        )
+
+    def _timed_out(self) -> DatabaseUnavailable:
+        return DatabaseUnavailable(
+            f"no pooled connection free within {self.timeout_s:g} s: all {self.capacity} "
+            "are in use by other calls of this store; make fewer calls at once, or raise "
+            "StoreSettings(pool_size=..., max_overflow=..., pool_timeout_s=...)"
+        )
