@@ -157,9 +157,10 @@ class _Limits:
                 _log_path(scope),
             )
             if status["code"] == 0:
-                await _send_error(
-                    send_status, 503, "ShuttingDown", "the service stopped before it finished"
-                )
+                with contextlib.suppress(Exception):  # the client may be gone too
+                    await _send_error(
+                        send_status, 503, "ShuttingDown", "the service stopped before it finished"
+                    )
         state = scope.get("state") or {}
         logger.info(
             "%s",
