@@ -10,6 +10,18 @@ help. Afterwards every acknowledged write is looked up: ``lost_writes`` must be 
     python benchmarks/concurrency.py                          # 1..32, 10 s a level
     python benchmarks/concurrency.py --levels 16 --backend torch --duration 20
     python benchmarks/concurrency.py --open 60:20,100:30 --workers 16   # open loop
+    python benchmarks/concurrency.py --levels 16 --duration 30 --eraser --forget-at 15
+
+``--queries N``: searches ask N fixed questions, embedded once before the run (the
+query cache answers), so a search waits on PostgreSQL alone, as an application's
+repeated questions do: the mix in which fast searches kept the pool from writers.
+``--eraser``: one more thread beside the N callers writes 3 memories to a user of
+its own and erases that user (``clear_user_memory``), again and again; its calls
+are ``erases`` in the report (a write's acknowledgement is checked as usual, an
+erased user's are not). ``--forget-at S``: the ``forget`` job (default policy)
+runs once, S seconds into each level, on the store's engine. Together with
+``--levels 16`` this is the mix of issue 38: 6 writers, 10 searchers, an eraser
+and a forget job on one store with the default pool.
 
 ``--open S:W,...``: an open loop instead. Searches and writes arrive at S and W per
 second (Poisson arrivals, each its own user and text as above), whether or not the
@@ -60,6 +72,10 @@ def pct(values: list[float], q: float) -> float | None:
     return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
+#: ``--queries N``: searches draw from N fixed texts (the query cache answers), not new ones.
+QUERY_POOL: list[str] = []
+
+
 def call_texts(rng: random.Random, writing: bool) -> list[str]:
     """A write's 2 new texts, or a search's new query (so the query cache never helps)."""
     if writing:
@@ -67,6 +83,8 @@ def call_texts(rng: random.Random, writing: bool) -> list[str]:
             " ".join(rng.choice(WORDS) for _ in range(8)) + f" #{rng.random():.6f}"
             for _ in range(2)
         ]
+    if QUERY_POOL:
+        return [rng.choice(QUERY_POOL)]
     return [" ".join(rng.choice(WORDS) for _ in range(3)) + f" {rng.randrange(10**6)}"]
 
 
@@ -76,6 +94,7 @@ class Tally:
     def __init__(self) -> None:
         self.search_s: list[float] = []
         self.write_s: list[float] = []
+        self.erase_s: list[float] = []
         self.errors: Counter[str] = Counter()
         self.messages: dict[str, str] = {}
         self.acked: list[tuple[str, str]] = []
@@ -108,6 +127,14 @@ class Tally:
             "writes_per_s": round(len(self.write_s) / wall, 1),
             "search_ms": {q: pct(self.search_s, v) for q, v in quantiles},
             "write_ms": {q: pct(self.write_s, v) for q, v in quantiles},
+            **(
+                {
+                    "erases": len(self.erase_s),
+                    "erase_ms": {q: pct(self.erase_s, v) for q, v in quantiles},
+                }
+                if self.erase_s
+                else {}
+            ),
             # This process's CPU (model, driver, Python; not PostgreSQL's): unlike
             # wall time, it does not grow with the machine's load.
             "client_cpu_ms_per_call": round(1000 * cpu / max(calls, 1), 1),
@@ -118,12 +145,53 @@ class Tally:
             "load_average": os.getloadavg()[0],
         }
 
+    def erase(self, store: Any, user: str, rng: random.Random) -> None:
+        """Write 3 memories to ``user``, then erase the user; an error is counted."""
+        since = time.perf_counter()
+        try:
+            store.add_memories(call_texts(rng, True) + call_texts(rng, True)[:1], user_id=user)
+            store.clear_user_memory(user)
+            with self._lock:
+                self.erase_s.append(time.perf_counter() - since)
+        except Exception as exc:  # counted, not raised: the run goes on
+            with self._lock:
+                self.errors["erase " + type(exc).__name__] += 1
+                self.messages.setdefault("erase " + type(exc).__name__, str(exc)[:300])
 
-def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -> dict[str, Any]:
-    """N callers for ``seconds``; latencies, throughput, errors, acknowledged ids."""
+
+def run_level(
+    store: Any,
+    users: list[str],
+    n: int,
+    seconds: float,
+    seed: int,
+    eraser: bool = False,
+    forget_at: float | None = None,
+) -> dict[str, Any]:
+    """N callers for ``seconds`` (and the eraser, the forget job); latencies, throughput,
+    errors, acknowledged ids."""
     writers = n * 6 // 16
     stop = time.perf_counter() + seconds
     tally = Tally()
+    forget_report: dict[str, Any] = {}
+
+    def erasing() -> None:
+        rng = random.Random(seed * 1000 + 999)
+        while time.perf_counter() < stop:
+            tally.erase(store, f"erased-{seed}", rng)
+
+    def forgetting() -> None:
+        from memory_pg.jobs.forget import forget
+
+        assert forget_at is not None
+        time.sleep(forget_at)
+        started = time.perf_counter()
+        try:
+            report = forget(store.engine)
+            forget_report.update(deleted=report.deleted, skipped=report.skipped)
+        except Exception as exc:  # reported, not raised
+            forget_report.update(error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        forget_report["s"] = round(time.perf_counter() - started, 2)
 
     def caller(i: int) -> None:
         rng = random.Random(seed * 1000 + i)
@@ -134,6 +202,10 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
             tally.call(store, writing, user, texts, time.perf_counter())
 
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(n)]
+    if eraser:
+        threads.append(threading.Thread(target=erasing))
+    if forget_at is not None:
+        threads.append(threading.Thread(target=forgetting))
     cpu0 = time.process_time()
     t0 = time.perf_counter()
     for t in threads:
@@ -147,6 +219,7 @@ def run_level(store: Any, users: list[str], n: int, seconds: float, seed: int) -
         "writers": writers,
         "searchers": n - writers,
         **tally.summary(store, wall, cpu),
+        **({"forget": forget_report} if forget_at is not None else {}),
     }
 
 
@@ -218,6 +291,17 @@ def main(argv: list[str] | None = None) -> int:
         help="open loop: comma list of SEARCHES:WRITES offered per second (replaces --levels)",
     )
     p.add_argument("--workers", type=int, default=16, help="threads serving the open loop")
+    p.add_argument(
+        "--queries",
+        type=int,
+        default=0,
+        help="searches draw from this many fixed texts (embedded once: searches that wait "
+        "on PostgreSQL only, as an application's repeated questions); 0: every query new",
+    )
+    p.add_argument("--eraser", action="store_true", help="one more thread writes and erases a user")
+    p.add_argument(
+        "--forget-at", type=float, default=None, help="run the forget job this many seconds in"
+    )
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "concurrency.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -232,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
 
         embedder = OnnxEmbedder(threads=args.threads)
     embedder.embed_query("warm-up")
+    qrng = random.Random(1)
+    QUERY_POOL[:] = [" ".join(qrng.choice(WORDS) for _ in range(3)) for _ in range(args.queries)]
+    for query in QUERY_POOL:
+        embedder.embed_query(query)
     home = tempfile.mkdtemp(prefix="memory-pg-concurrency-")
     store = MemoryStore(home=home, embedder=embedder)
     rng = random.Random(0)
@@ -252,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                 levels.append(level)
                 print(json.dumps(level), flush=True)
         for n in (int(x) for x in args.levels.split(",")) if not args.open else ():
-            level = run_level(store, users, n, args.duration, seed=n)
+            level = run_level(
+                store, users, n, args.duration, seed=n, eraser=args.eraser, forget_at=args.forget_at
+            )
             levels.append(level)
             print(json.dumps(level), flush=True)
     finally:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg import _extract
+from memory_pg._regex import Prefiltered
 from memory_pg._segment import EN_STOPWORDS, segment
 
 # -- non-facts ------------------------------------------------------------------------
@@ -230,6 +231,7 @@ _CHANGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_CHANGES = tuple((kind, Prefiltered(pattern)) for kind, pattern in _CHANGE_PATTERNS)
 _RESIDENCE = re.compile(
     r"住在|(?<![记抓忍挡停站顶撑稳守盯])住(?![院宿手口])|家在|搬到|搬去|搬家|移居|定居|常驻|base在"
     r"|\b(?:live|lives|living|lived|moved|move|relocated|relocating|based|reside|resides)\b",
@@ -351,7 +353,7 @@ def parse_change(text: str) -> Change | None:
         return None
     new, old, subjects = "", [], []
     found = False
-    for kind, pattern in _CHANGE_PATTERNS:
+    for kind, pattern in _CHANGES:
         for match in pattern.finditer(text):
             found = True
             groups = {k: (v or "").strip() for k, v in match.groupdict().items()}

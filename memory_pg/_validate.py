@@ -8,7 +8,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memory_pg.config import StoreSettings
@@ -56,6 +56,8 @@ def invisible_character(value: str) -> str | None:
 
 _EARLIEST = datetime(1, 1, 2)
 _LATEST = datetime(9999, 12, 30)
+#: PostgreSQL's largest UTC offset is 15:59:59 (Python's, 23:59:59).
+_PG_OFFSET_LIMIT = timedelta(hours=16)
 
 
 def _has_lone_surrogate(value: str) -> bool:
@@ -250,6 +252,11 @@ def check_time(value: object, what: str) -> datetime | None:
         raise InvalidArgument(
             f"{what} must lie between {_EARLIEST:%Y-%m-%d} and {_LATEST:%Y-%m-%d}"
         )
+    offset = value.utcoffset()
+    if offset is not None and abs(offset) >= _PG_OFFSET_LIMIT:
+        # PostgreSQL refuses a UTC offset of 16 hours or more ("time zone displacement
+        # out of range"), which Python allows up to 24: the same instant, in UTC.
+        return utc
     return value
 
 
@@ -267,10 +274,10 @@ def check_topic(topic: object) -> str | None:
     return key
 
 
-def check_top_k(top_k: object, limit: int = 1000) -> int:
-    """A positive result count up to ``limit``."""
+def check_top_k(top_k: object, limit: int = 1000, what: str = "top_k") -> int:
+    """A positive result count up to ``limit`` (``what``: its name in the error)."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= limit:
-        raise InvalidArgument(f"top_k must be an int between 1 and {limit}, got {top_k!r}")
+        raise InvalidArgument(f"{what} must be an int between 1 and {limit}, got {top_k!r}")
     return top_k
 
 

@@ -184,6 +184,11 @@ class StoreSettings:
         connect_timeout_s: seconds to wait for a new connection before
             :class:`~memory_pg.errors.DatabaseUnavailable` (libpq ``connect_timeout``).
         pool_timeout_s: seconds a call waits for a free pooled connection.
+        pool_size: connections a store's own pool keeps open.
+        max_overflow: connections it may open beyond ``pool_size`` under load
+            (closed again when returned). Calls of a ``MemoryStore`` beyond
+            ``pool_size + max_overflow`` wait in line, first come first served
+            (:mod:`memory_pg.admission`).
         pooler: what stands between the store and PostgreSQL: ``"transaction"``
             behind PgBouncer in transaction mode (no server-side prepared
             statements), ``"session"``, ``"none"`` or ``"auto"`` (the default, also
@@ -206,6 +211,8 @@ class StoreSettings:
     max_user_id_chars: int = 255
     connect_timeout_s: int = 10
     pool_timeout_s: float = 10.0
+    pool_size: int = 5
+    max_overflow: int = 5
     pooler: str | None = field(default_factory=pooler_from_env)
     session_context: bool = field(default_factory=session_context_from_env)
 
@@ -213,6 +220,12 @@ class StoreSettings:
         # A bad type name would otherwise be accepted here and fail only at the
         # table's check constraint, on the first write of that type.
         check_type_names(self.memory_types)
+        for name, least in (("pool_size", 1), ("max_overflow", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                from memory_pg.errors import InvalidArgument
+
+                raise InvalidArgument(f"{name} must be a whole number of {least} or more")
         if not isinstance(self.session_context, bool):
             from memory_pg.errors import InvalidArgument
 

@@ -214,3 +214,11 @@ class NothingToRestore(MemoryConflict):
 
 
 __all__ += ["NothingToRestore"]
+
+
+class UnknownParameter(InvalidArgument):
+    """A service request with a query parameter its route does not take, or an MCP tool
+    call with an argument its schema does not have: refused, never ignored (HTTP 400)."""
+
+
+__all__ += ["UnknownParameter"]

@@ -217,11 +217,23 @@ def _lost(exc: BaseException) -> bool:
     return isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
 
 
-def run(engine: Engine, first: Sequence[Executable], plan: Plan[T]) -> T:
-    """Run ``plan`` in a transaction of its own on a connection of ``engine``."""
+def run(
+    engine: Engine,
+    first: Sequence[Executable],
+    plan: Plan[T],
+    place: contextlib.AbstractContextManager[None] | None = None,
+) -> T:
+    """Run ``plan`` in a transaction of its own on a connection of ``engine``, holding
+    ``place`` (:mod:`memory_pg.admission`) while it has one: a plan of no statement
+    takes neither."""
     step, value = _first(plan)
     if step is None:  # a plan of no statement
         return value  # type: ignore[return-value]
+    with place or contextlib.nullcontext():
+        return _run(engine, first, plan, step)
+
+
+def _run(engine: Engine, first: Sequence[Executable], plan: Plan[T], step: Step) -> T:
     for attempt in (1, 2):
         with engine.connect() as conn:
             driver = conn.connection.driver_connection

@@ -119,8 +119,8 @@ def engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, A
         # looks at its socket (free) and pings only one idle for long, where a pre-ping
         # cost every call a round trip; without pipeline mode, the pre-ping as before.
         "pool_pre_ping": not psycopg.Pipeline.is_supported(),
-        "pool_size": 5,
-        "max_overflow": 5,
+        "pool_size": settings.pool_size,
+        "max_overflow": settings.max_overflow,
         "pool_timeout": settings.pool_timeout_s,
         "connect_args": {
             # libpq waits this long for a server that accepts but never answers.
@@ -130,6 +130,11 @@ def engine_options(settings: StoreSettings, pooler: str = "auto") -> dict[str, A
             **pooling.connect_args(pooler, statement_timeout_ms=settings.statement_timeout_ms),
         },
     }
+
+
+def gate_places(settings: StoreSettings) -> int:
+    """How many calls of a store may hold a pooled connection at once (its pool's size)."""
+    return settings.pool_size + settings.max_overflow
 
 
 def read_state(conn: Connection) -> tuple[str | None, str | None]:

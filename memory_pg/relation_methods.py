@@ -42,7 +42,11 @@ def related(
     hop to it reads: ``follows``, ``superseded_by``, ``mentions`` ...) and ``entity``
     (for ``mentions``: the shared entity's name).
     """
-    ref, hops, top = parse_memory_id(memory_id), relations.check_depth(depth), check_top_k(limit)
+    ref, hops, top = (
+        parse_memory_id(memory_id),
+        relations.check_depth(depth),
+        check_top_k(limit, what="limit"),
+    )
     uid, agent = _who(self, user_id, agent_id)
     return (yield from run_plan(self, relations.plan_related(uid, ref, hops, agent, top), uid))
 
@@ -61,7 +65,7 @@ def entity(
     A dict with ``id``, ``name``, ``kind``, ``aliases`` and ``memories`` (the
     memories naming it, newest event first; superseded ones only if asked).
     """
-    who, top = check_text(name, self.settings, what="name"), check_top_k(limit)
+    who, top = check_text(name, self.settings, what="name"), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
     plan = relations.plan_entity(uid, who, agent, include_inactive, top)
     return (yield from run_plan(self, plan, uid))
@@ -76,7 +80,7 @@ def entities(
     agent_id: str | None = None,
 ) -> Op[list[dict[str, Any]]]:
     """A user's entities, most mentioned first (``mentions``: current memories naming it)."""
-    which, top = relations.check_kinds(kinds), check_top_k(limit)
+    which, top = relations.check_kinds(kinds), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
     return (yield from run_plan(self, relations.plan_entities(uid, agent, which, top), uid))
 
@@ -92,6 +96,6 @@ def graph(
     """An entity's neighbourhood: :meth:`entity` plus ``related_entities`` (the
     entities named in the same memories, most shared first). Render it with
     :func:`memory_pg.plans.relations.graph_text` or ``graph_dot``."""
-    who, top = check_text(name, self.settings, what="name"), check_top_k(limit)
+    who, top = check_text(name, self.settings, what="name"), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
     return (yield from run_plan(self, relations.plan_graph(uid, who, agent, top), uid))

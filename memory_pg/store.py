@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine
 
 from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
+from memory_pg.admission import Gate
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument, MemoryPgError
 from memory_pg.methods import StoreBase
@@ -72,6 +73,8 @@ class MemoryStore(StoreBase[Engine]):
     engine: Engine
     _server: EmbeddedServer | None = None
     _owns_engine = False
+    #: First come, first served places in front of the pool this store opened.
+    _gate: Gate | None = None
 
     def _start(
         self,
@@ -89,6 +92,7 @@ class MemoryStore(StoreBase[Engine]):
             engine = create_engine(target.url, **opening.engine_options(self.settings, self.pooler))
             pooling.watch(engine, self.pooler)
             exchange.watch_liveness(engine)  # instead of a pre-ping per checkout
+            self._gate = Gate(opening.gate_places(self.settings), self.settings.pool_timeout_s)
         self.engine = engine
         try:
             with translate_errors(), self.engine.connect() as conn:
@@ -123,7 +127,7 @@ class MemoryStore(StoreBase[Engine]):
         if isinstance(step, Blocking):
             return step.fn(*step.args)
         if isinstance(step, Session):
-            with translate_errors(), self.engine.connect() as conn:
+            with self._place(), translate_errors(), self.engine.connect() as conn:
                 return step.fn(conn)
         if step.best_effort:
             try:
@@ -136,7 +140,7 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return exchange.run(self.engine, first, step.plan)
+                return exchange.run(self.engine, first, step.plan, self._place())
         with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -158,10 +162,14 @@ class MemoryStore(StoreBase[Engine]):
                     conn.execute(stmt)
                 yield conn
                 return
-            with self.engine.begin() as own:
+            with self._place(), self.engine.begin() as own:
                 for stmt in first:
                     own.execute(stmt)
                 yield own
+
+    def _place(self) -> contextlib.AbstractContextManager[None]:
+        """A place in line for a pooled connection (none needed on a host's engine)."""
+        return contextlib.nullcontext() if self._gate is None else self._gate.place()
 
     def close(self) -> None:
         """Close the pool this store opened and let go of the embedded server."""

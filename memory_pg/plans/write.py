@@ -179,6 +179,11 @@ def prepare(
             raise InvalidArgument("a private memory needs the agent_id of the agent it belongs to")
         text = check_text(item.text, settings)
         check_memory_type(item.memory_type, settings)
+        # The times as checked: an offset PostgreSQL cannot store becomes UTC.
+        event_time = check_time(item.event_time, "event_time")
+        expires = check_time(item.expires_at, "expires_at")
+        if event_time is not item.event_time or expires is not item.expires_at:
+            item = dataclasses.replace(item, event_time=event_time, expires_at=expires)
         prepared.items.append(item)
         prepared.texts.append(text)
         prepared.metadata.append(check_metadata(item.metadata, settings))
@@ -189,8 +194,6 @@ def prepare(
             if item.context is None or item.context == ""
             else check_text(item.context, settings, what="context")
         )
-        check_time(item.event_time, "event_time")
-        expires = check_time(item.expires_at, "expires_at")
         if expires is not None and expires <= now and not restoring:
             # Never current, it would still replace the current memory it supersedes.
             raise InvalidArgument(

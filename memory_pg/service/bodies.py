@@ -77,3 +77,13 @@ class ReplaceBody(Body):
     text: str
     metadata: dict[str, Any] | None = None
     importance: StrictFloat | None = None
+
+
+class EraseBody(Body):
+    """The optional body of an erase (``DELETE``): it may repeat the token's names.
+
+    ``dry_run: true`` is refused (422) rather than ignored: an erase that was meant
+    as a preview must not erase.
+    """
+
+    dry_run: StrictBool = False

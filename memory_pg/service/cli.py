@@ -63,6 +63,20 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _positive_seconds(value: str) -> float:
+    seconds = _seconds(value)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds above 0: {value!r}")
+    return seconds
+
+
+def _count(value: str) -> int:
+    number = _whole(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of 1 or more: {value!r}")
+    return number
+
+
 def _lifetime(value: str) -> timedelta:
     from memory_pg.service.tokens import parse_duration
 
@@ -159,6 +173,7 @@ def _store_options(ctx: Any) -> _StoreOptions:
 
 def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
     with _service_extra("serve"):
+        from memory_pg.service.guard import GuardSettings
         from memory_pg.service.http import ServiceSettings, request_log, serve
     # A line per request at the default level too: -v adds the rest (uvicorn, alembic).
     request_log.setLevel(min(logging.getLogger().getEffectiveLevel(), logging.INFO))
@@ -166,6 +181,13 @@ def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
         max_body_bytes=args.max_body_bytes,
         mcp=not args.no_mcp,
         graceful_timeout_s=args.graceful_timeout,
+        max_batch_chars=args.max_batch_chars,
+        guard=GuardSettings(
+            header_timeout_s=args.header_timeout,
+            body_timeout_s=args.body_timeout,
+            max_connections=args.max_connections,
+            max_connections_per_client=args.max_connections_per_client,
+        ),
     )
     serve(host=args.host, port=args.port, settings=settings, **_store_options(ctx))
     return 0
@@ -234,6 +256,42 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=_env("MEMORY_PG_GRACEFUL_TIMEOUT", "30"),
         help="seconds (2.5 is fine) to finish in-flight requests on SIGTERM "
         "(env MEMORY_PG_GRACEFUL_TIMEOUT)",
+    )
+    p.add_argument(
+        "--max-batch-chars",
+        type=_count,
+        default=_env("MEMORY_PG_MAX_BATCH_CHARS", "64000"),
+        help="most characters of text in one POST /v1/memories/batch, else 413 "
+        "(env MEMORY_PG_MAX_BATCH_CHARS; default 64000)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=_positive_seconds,
+        default=_env("MEMORY_PG_HEADER_TIMEOUT", "10"),
+        help="seconds for a request's line and headers to arrive, else 408 "
+        "(env MEMORY_PG_HEADER_TIMEOUT; default 10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=_positive_seconds,
+        default=_env("MEMORY_PG_BODY_TIMEOUT", "30"),
+        help="seconds for a request's body to arrive after its headers, else 408 "
+        "(env MEMORY_PG_BODY_TIMEOUT; default 30)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=_count,
+        default=_env("MEMORY_PG_MAX_CONNECTIONS"),
+        help="open connections at most, more get 503 (env MEMORY_PG_MAX_CONNECTIONS; "
+        "default 1000, and below the descriptor limit: ulimit -n)",
+    )
+    p.add_argument(
+        "--max-connections-per-client",
+        type=_count,
+        default=_env("MEMORY_PG_MAX_CONNECTIONS_PER_CLIENT", "100"),
+        help="open connections at most from one address (env "
+        "MEMORY_PG_MAX_CONNECTIONS_PER_CLIENT; default 100; behind a proxy, all come "
+        "from the proxy's address)",
     )
     p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
     p.set_defaults(handler=_cmd_serve)

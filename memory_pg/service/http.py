@@ -1,13 +1,15 @@
 """The HTTP API (``memory-pg serve``): FastAPI over the async store, tokens bound to tenants.
 
 Every ``/v1`` route needs ``Authorization: Bearer mpg_...`` (``memory-pg token
-create``). The token fixes the user (and agent) of the request: a body that names
-another user or agent is refused (403), a read-only token cannot write (403), a
-read-only admin token cannot erase (403). Errors, unknown routes and methods
-included, come back as ``{"error": {"type": ..., "message": ...}}`` with the
-status of :data:`STATUS` (:mod:`memory_pg.service.responses`). Logs carry the
-route, status, duration and token id, never a memory's text. OpenAPI at
-``/docs``; ``/healthz`` (the process) and ``/readyz`` (the database) need no token.
+create``). The token fixes the user (and agent) of the request: a body or query
+parameter that names another user or agent is refused (403), a query parameter a
+route does not take is refused (400), a read-only token cannot write (403), a
+read-only admin token cannot erase (403); :mod:`memory_pg.service.http_auth`.
+Errors, unknown routes and methods included, come back as
+``{"error": {"type": ..., "message": ...}}`` with the status of :data:`STATUS`
+(:mod:`memory_pg.service.responses`). Logs carry the route, status, duration and
+token id, never a memory's text. OpenAPI at ``/docs``; ``/healthz`` (the process)
+and ``/readyz`` (the database) need no token.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
@@ -31,23 +33,40 @@ from sqlalchemy import text as sql_text
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.errors import (
-    AuthenticationFailed,
     DatabaseUnavailable,
     InvalidInput,
     MemoryNotFound,
     PermissionDenied,
 )
+from memory_pg.service import http_relations
 from memory_pg.service.bodies import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     AddBody,
     BatchBody,
+    EraseBody,
     MemoryIn,
     ReplaceBody,
     SearchBody,
 )
-from memory_pg.service.responses import STATUS, add_handlers, error_body, status_of
-from memory_pg.service.tokens import TokenInfo, verify_token
+from memory_pg.service.guard import Draining, Guard, GuardSettings, protocol_class
+from memory_pg.service.http_auth import (
+    AdminToken,
+    AdminWriterToken,
+    UserToken,
+    WholeUserToken,
+    WriterToken,
+    check_names,
+    check_query,
+)
+from memory_pg.service.responses import (
+    STATUS,
+    RequestTooLarge,
+    add_handlers,
+    error_body,
+    status_of,
+)
+from memory_pg.service.tokens import TokenInfo
 
 logger = logging.getLogger(__name__)
 #: One line per request (route, status, time, token id; never a query string or a
@@ -78,77 +97,83 @@ class ServiceSettings:
     Attributes:
         max_body_bytes: largest request body accepted (413 above it).
         max_batch: most memories in one batch request.
+        max_batch_chars: most characters of text (and context) in one batch request
+            (413 above it): a batch is one transaction whose embedding and checks take
+            the CPU from other users' searches meanwhile, about 6,500 characters a
+            second on 2 shared cores (issue 38: 500 items of 1 KB took 77 s).
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         graceful_timeout_s: on SIGTERM, how long in-flight requests may finish.
+        guard: read timeouts and connection bounds (:mod:`memory_pg.service.guard`).
     """
 
     max_body_bytes: int = 1024 * 1024
     max_batch: int = 500
+    max_batch_chars: int = 64_000
     mcp: bool = True
     graceful_timeout_s: float = 30.0
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 # -- the app -------------------------------------------------------------------------
 
 
 class _Limits:
-    """ASGI middleware: refuse bodies over the limit (413) and log each request.
+    """ASGI middleware: bodies within their size and time (413, 408), /mcp routed, a log
+    line per request.
 
-    A declared ``Content-Length`` over the limit is refused before reading; a body
-    sent without one (chunked) is read up to the limit first, and refused past it,
-    before the app sees any of it.
+    A declared ``Content-Length`` over the limit is refused before reading; any other
+    body is read whole first, up to the limit and within the guard's body timeout
+    (:mod:`memory_pg.service.guard`), before the app sees any of it. A request cancelled
+    by the end of the graceful timeout gets a 503 and one log line, not a traceback.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, mcp: ASGIApp | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int,
+        mcp: ASGIApp | None = None,
+        guard: Guard | None = None,
+    ) -> None:
         self.app = app
         self.max = max_body_bytes
         self.mcp = mcp
+        self.guard = guard or Guard()
 
-    def _target(self, scope: Scope) -> ASGIApp:
+    def _target(self, scope: Scope) -> ASGIApp | None:
         # /mcp goes to the MCP SDK's app as it is (a Mount would strip the prefix).
         path = str(scope.get("path", ""))
         if self.mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
-            return self.mcp
+            # Stateless: nothing to send outside a reply, so no event stream to hold.
+            return None if scope.get("method") == "GET" else self.mcp
         return self.app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.guard.head_read(scope)
         started = time.perf_counter()
         status = {"code": 0}
-        declared: int | None = None
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = self.max + 1
 
         async def send_status(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
             await send(message)
 
-        if declared is not None and declared > self.max:
-            await _send_413(send_status, self.max)
-        elif declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
-            first = await _read_limited(receive, self.max)
-            if first is None:
-                await _send_413(send_status, self.max)
-            else:
-                replayed = False
-
-                async def replay() -> Message:
-                    nonlocal replayed
-                    if not replayed:
-                        replayed = True
-                        return first
-                    return await receive()
-
-                await self._target(scope)(scope, replay, send_status)
-        else:
-            await self._target(scope)(scope, receive, send_status)
+        try:
+            await self._serve(scope, receive, send_status)
+        except asyncio.CancelledError:
+            # The graceful timeout ran out: one line, and an answer if none began.
+            logger.warning(
+                "%s %s cancelled: the service stopped before it finished",
+                scope.get("method"),
+                _log_path(scope),
+            )
+            if status["code"] == 0:
+                with contextlib.suppress(Exception):  # the client may be gone too
+                    await _send_error(
+                        send_status, 503, "ShuttingDown", "the service stopped before it finished"
+                    )
         state = scope.get("state") or {}
         request_log.info(
             "%s",
@@ -164,42 +189,105 @@ class _Limits:
             ),
         )
 
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        declared: int | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = self.max + 1
+        target = self._target(scope)
+        if target is None:
+            await _send_error(
+                send,
+                405,
+                "MethodNotAllowed",
+                "GET is not allowed on /mcp (allowed: POST): this server is stateless "
+                "and opens no event stream",
+                [(b"allow", b"POST")],
+            )
+            return
+        if declared is not None and declared > self.max:
+            await _send_413(send, self.max)
+            return
+        if scope.get("method") in ("GET", "HEAD", "OPTIONS") and not declared:
+            await target(scope, receive, send)
+            return
+        try:
+            first = await self.guard.read_body(receive, self.max)
+        except TimeoutError:
+            self.guard.warn(
+                "body",
+                "memory-pg: a request body from %s did not arrive within %g s",
+                (scope.get("client") or ("?",))[0],
+                self.guard.settings.body_timeout_s,
+            )
+            await _send_error(
+                send,
+                408,
+                "RequestTimeout",
+                f"the request body did not arrive within {self.guard.settings.body_timeout_s:g} s",
+            )
+            return
+        except Draining:
+            await _send_error(
+                send, 503, "ShuttingDown", "the service is stopping: send the request again"
+            )
+            return
+        if first is None:
+            await _send_413(send, self.max)
+            return
+        replayed = False
 
-async def _read_limited(receive: Receive, limit: int) -> Message | None:
-    """The whole body as one message, or None past ``limit`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return message  # the client left: pass that on
-        body = message.get("body", b"")
-        size += len(body)
-        if size > limit:
-            return None
-        chunks.append(body)
-        if not message.get("more_body", False):
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first
+            return await receive()
+
+        await target(scope, replay, send)
 
 
-async def _send_413(send: Send, limit: int) -> None:
-    body = json.dumps(
-        error_body("RequestTooLarge", f"request body is larger than {limit} bytes")
-    ).encode()
+async def _send_error(
+    send: Send,
+    status: int,
+    kind: str,
+    message: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """An error response with the service's JSON body; the connection is closed after."""
+    body = json.dumps(error_body(kind, message)).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *(headers or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
+async def _send_413(send: Send, limit: int) -> None:
+    await _send_error(send, 413, "RequestTooLarge", f"request body is larger than {limit} bytes")
+
+
 def _log_path(scope: Scope) -> str:
-    # The path only: a query string could carry a user's words.
-    path = scope.get("path", "")
-    return str(path)[:200]
+    """The route's template, never the path: ``/v1/entities/{name}``, not the name of a
+    person from a user's memory (nor the query string, which could carry words)."""
+    template = getattr(scope.get("route"), "path", None)
+    if isinstance(template, str):
+        return template
+    path = str(scope.get("path", ""))
+    if path == "/mcp" or path.startswith("/mcp/"):
+        return "/mcp"
+    return "(no route)"
 
 
 def _json(content: Any, status_code: int = 200) -> JSONResponse:
@@ -221,8 +309,11 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
 
         mcp_app = http_app(store)
 
+    guard = Guard(cfg.guard)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        guard.draining = asyncio.Event()  # of this loop
         await store.open()
         # Load the model before the first request (it loads lazily): otherwise the
         # first requests all wait for it, and /readyz would answer before it is ready.
@@ -245,80 +336,22 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         summary="Long-term memory for LLM agents, in PostgreSQL with pgvector.",
         version="1",
         lifespan=lifespan,
+        # A query parameter a route does not take is refused, not ignored (http_auth).
+        dependencies=[Depends(check_query)],
     )
     app.state.store = store
     app.state.settings = cfg
+    app.state.guard = guard
     add_handlers(app)
     _routes(app, store, cfg)
-    from memory_pg.service import http_relations  # issue 19
-
     http_relations.add_routes(app, store)
     app.add_middleware(
         _Limits,
         max_body_bytes=cfg.max_body_bytes,
         mcp=None if mcp_app is None else mcp_app.asgi,
+        guard=guard,
     )
     return app
-
-
-async def _token(request: Request) -> TokenInfo:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        raise AuthenticationFailed("a bearer token is required (Authorization: Bearer mpg_...)")
-    info = await verify_token(request.app.state.store.engine, value.strip())
-    request.scope.setdefault("state", {})["token_id"] = info.id
-    return info
-
-
-async def _user_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
-    if info.is_admin:
-        raise PermissionDenied("an admin token has no user of its own: use the /v1/admin routes")
-    return info
-
-
-async def _writer_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
-    if info.read_only:
-        raise PermissionDenied("this token is read-only")
-    return info
-
-
-async def _whole_user_token(info: Annotated[TokenInfo, Depends(_user_token)]) -> TokenInfo:
-    # Export and erase reach every agent's private notes: not for an agent's token.
-    if info.agent_id is not None:
-        raise PermissionDenied(
-            "export and erase act on all of the user's memories, every agent's private "
-            "ones included: use a token without an agent (token create --user U)"
-        )
-    return info
-
-
-async def _admin_token(info: Annotated[TokenInfo, Depends(_token)]) -> TokenInfo:
-    if not info.is_admin:
-        raise PermissionDenied("this route needs an admin token (memory-pg token create --admin)")
-    return info
-
-
-async def _admin_writer_token(info: Annotated[TokenInfo, Depends(_admin_token)]) -> TokenInfo:
-    # A read-only admin token is a monitoring token: it reads the admin stats only.
-    if info.read_only:
-        raise PermissionDenied("this admin token is read-only: it may not erase users")
-    return info
-
-
-UserToken = Annotated[TokenInfo, Depends(_user_token)]
-WriterToken = Annotated[TokenInfo, Depends(_writer_token)]
-AdminToken = Annotated[TokenInfo, Depends(_admin_token)]
-AdminWriterToken = Annotated[TokenInfo, Depends(_admin_writer_token)]
-WholeUserToken = Annotated[TokenInfo, Depends(_whole_user_token)]
-
-
-def check_names(info: TokenInfo, user_id: str | None, agent_id: str | None) -> None:
-    """Refuse a request that names another user or agent than its token's."""
-    if user_id is not None and user_id != info.user_id:
-        raise PermissionDenied("this token acts for its own user only; leave user_id out")
-    if agent_id is not None and agent_id != info.agent_id:
-        raise PermissionDenied("this token acts as its own agent only; leave agent_id out")
 
 
 def _memory_item(info: TokenInfo, item: MemoryIn) -> dict[str, Any]:
@@ -361,6 +394,12 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         check_names(info, body.user_id, body.agent_id)
         if len(body.items) > cfg.max_batch:
             raise InvalidInputTooMany(f"a batch holds at most {cfg.max_batch} memories")
+        chars = sum(len(item.text) + len(item.context or "") for item in body.items)
+        if chars > cfg.max_batch_chars:
+            raise RequestTooLarge(
+                f"a batch holds at most {cfg.max_batch_chars} characters of text, this one "
+                f"{chars}: send it as smaller batches (each is all or nothing)"
+            )
         items = [_memory_item(info, item) for item in body.items]
         ids = await store.add_memories(items, user_id=info.user_id, agent_id=info.agent_id)
         return _json({"ids": ids}, 201)
@@ -439,8 +478,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json(report)
 
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
-    async def delete(memory_id: str, info: WriterToken) -> Response:
+    async def delete(memory_id: str, info: WriterToken, body: EraseBody | None = None) -> Response:
         """Erase one memory and its history for good."""
+        _check_erase(info, body)
         if not await store.delete_memory(memory_id, user_id=info.user_id, agent_id=info.agent_id):
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return Response(status_code=204)
@@ -467,8 +507,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
     @app.delete("/v1/user", tags=["user"])
-    async def erase(info: WholeUserToken) -> JSONResponse:
+    async def erase(info: WholeUserToken, body: EraseBody | None = None) -> JSONResponse:
         """Erase everything of the token's own user: memories, buffer, history."""
+        _check_erase(info, body)
         if info.read_only:
             raise PermissionDenied("this token is read-only")
         return _json({"deleted": await store.clear_user_memory(info.user_id)})
@@ -484,10 +525,31 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         return _json(await store.stats())
 
     @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
-    async def admin_erase(user_id: str, info: AdminWriterToken) -> JSONResponse:
+    async def admin_erase(
+        user_id: str, info: AdminWriterToken, body: EraseBody | None = None
+    ) -> JSONResponse:
         """Erase everything of one user (an admin token that is not read-only)."""
+        if body is not None:
+            if (body.user_id is not None and body.user_id != user_id) or body.agent_id:
+                raise PermissionDenied("an admin erase acts on the user of its path only")
+            _no_dry_run(body)
         logger.warning("admin token %s erased a user", info.id)
         return _json({"deleted": await store.clear_user_memory(user_id)})
+
+
+def _check_erase(info: TokenInfo, body: EraseBody | None) -> None:
+    """An erase's optional body may repeat the token's names, nothing else."""
+    if body is not None:
+        check_names(info, body.user_id, body.agent_id)
+        _no_dry_run(body)
+
+
+def _no_dry_run(body: EraseBody) -> None:
+    if body.dry_run:
+        raise InvalidInput(
+            "an erase over HTTP has no dry run: GET /v1/stats (or /v1/export) shows what "
+            "it would remove; `memory-pg erase` without --yes previews it"
+        )
 
 
 class InvalidInputTooMany(InvalidInput):
@@ -516,8 +578,14 @@ def serve(
         auto_migrate=True if auto_migrate else None,
         settings=StoreSettings(pooler=pooler) if pooler else None,
     )
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    app = create_app(store, cfg)
+    guard: Guard = app.state.guard
     config = uvicorn.Config(
-        create_app(store, cfg),
+        app,
+        # Uvicorn's protocol (httptools or h11) with read timeouts and connection bounds.
+        http=protocol_class(AutoHTTPProtocol, guard),
         host=host,
         port=port,
         access_log=False,  # our own log line per request carries no query string
@@ -526,7 +594,14 @@ def serve(
         timeout_graceful_shutdown=cast(int, cfg.graceful_timeout_s),
         lifespan="on",
     )
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # Bodies still arriving get part of the graceful timeout, then a 503.
+            guard.drain(cfg.graceful_timeout_s)
+            await super().shutdown(sockets)
+
+    server = Server(config)
 
     async def run() -> None:
         # The database first: one that is down, unknown or not migrated is a typed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Query
 from fastapi.encoders import jsonable_encoder
@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from memory_pg.entities import KINDS
 from memory_pg.errors import MemoryNotFound
 from memory_pg.plans.relations import graph_dot, graph_text
-from memory_pg.service.http import UserToken  # http imports this module only in create_app
+from memory_pg.service.http_auth import UserToken
 
 if TYPE_CHECKING:
     from memory_pg.async_store import AsyncMemoryStore
@@ -65,7 +65,10 @@ def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
 
     @app.get("/v1/entities/{name}/graph", tags=["relations"], response_model=None)
     async def graph(
-        name: str, info: UserToken, format: str = "json", limit: int = 25
+        name: str,
+        info: UserToken,
+        format: Literal["json", "text", "dot"] = "json",
+        limit: int = 25,
     ) -> JSONResponse | PlainTextResponse:
         """An entity's neighbourhood as JSON, text or Graphviz dot (``format``)."""
         found = await store.graph(name, limit=limit, user_id=info.user_id, agent_id=info.agent_id)

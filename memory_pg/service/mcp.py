@@ -26,7 +26,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import is_fact
@@ -373,10 +373,57 @@ def build_server(
     from memory_pg.service import mcp_relations  # issue 19
 
     mcp_relations.add_tools(server, store, resolve, typed_errors, read_only_hint)
+    _refuse_unknown_arguments(server)
+    _quiet_sdk_log()
     if read_only:
         for name in WRITE_TOOLS:
             server.remove_tool(name)
     return server
+
+
+class _NoToolText(logging.Filter):
+    """The SDK logs a failed tool call with its error's text ("Tool 'entity' failed:
+    \"MemoryNotFound: no entity 'Carl' ...\""), which can quote a user's words: keep
+    the error's type only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Tool %r failed: %r" and isinstance(record.args, tuple):
+            name, text = (*record.args, "", "")[:2]
+            record.args = (name, str(text).split(":", 1)[0] + ": (text not logged)")
+        return True
+
+
+_SDK_LOGGER = "mcp.server.mcpserver.server"
+
+
+def _quiet_sdk_log() -> None:
+    sdk = logging.getLogger(_SDK_LOGGER)
+    if not any(isinstance(f, _NoToolText) for f in sdk.filters):
+        sdk.addFilter(_NoToolText())
+
+
+def _refuse_unknown_arguments(server: MCPServer[Any]) -> None:
+    """Make every tool refuse an argument its schema does not have.
+
+    The SDK's argument models ignore extra arguments: ``search_memory`` called with
+    ``user_id="frank"`` searched the token's user as if the argument had been
+    heard. Refused instead, a caller learns that no tool takes a user (the token
+    or the command line fixes it); the published schemas say
+    ``additionalProperties: false`` to match.
+    """
+    # The SDK offers no public way to a tool's argument model.
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        strict = type(
+            model.__name__,
+            (model,),
+            {
+                "model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
+                "__module__": model.__module__,
+            },
+        )
+        tool.fn_metadata.arg_model = strict
+        tool.parameters["additionalProperties"] = False
 
 
 # -- stdio ------------------------------------------------------------------------------

@@ -28,11 +28,25 @@ from memory_pg.errors import (
     QueryTimeout,
     SchemaNotReady,
     TenantViolation,
+    UnknownParameter,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["STATUS", "add_handlers", "error_body", "status_of"]
+__all__ = [
+    "STATUS",
+    "RequestTooLarge",
+    "add_handlers",
+    "allowed_methods",
+    "error_body",
+    "status_of",
+]
+
+
+class RequestTooLarge(InvalidInput):
+    """A request that asks for more work than the service does in one request (HTTP 413):
+    a batch with more text than ``--max-batch-chars``."""
+
 
 #: HTTP status of each typed error (the first class that matches, in this order).
 STATUS: tuple[tuple[type[Exception], int], ...] = (
@@ -41,6 +55,8 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (TenantViolation, 403),
     (MemoryNotFound, 404),
     (MemoryConflict, 409),
+    (UnknownParameter, 400),
+    (RequestTooLarge, 413),
     (InvalidInput, 422),
     (DatabaseUnavailable, 503),
     (QueryTimeout, 503),
@@ -74,13 +90,36 @@ def _http_message(request: Request, exc: HTTPException) -> str:
     if exc.status_code == 404:
         return f"no route {request.method} {request.url.path}"
     if exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow") or (exc.headers or {}).get("allow")
+        allowed = ", ".join(allowed_methods(request))
         return f"{request.method} is not allowed on {request.url.path}" + (
             f" (allowed: {allowed})" if allowed else ""
         )
     if _unparsed(exc):
-        return "the request body could not be parsed as JSON (too deeply nested?)"
+        return _unparsed_message(exc.__cause__)
     return str(exc.detail)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route takes on this path (Starlette names only the first
+    route's: ``GET`` for ``/v1/memories/{id}``, whose PUT and DELETE are routes of
+    their own)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        regex, taken = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if regex is not None and taken and regex.match(request.url.path):
+            methods |= set(taken)
+    return sorted(methods)
+
+
+def _unparsed_message(cause: BaseException | None) -> str:
+    """Why a body that is not malformed JSON could not be read, in the client's words."""
+    if isinstance(cause, UnicodeDecodeError):
+        return "the request body is not valid UTF-8 text"
+    if isinstance(cause, RecursionError):
+        return "the request body's JSON is nested too deeply"
+    if isinstance(cause, ValueError) and "digits" in str(cause):
+        return "a number in the request body has too many digits (at most 4300)"
+    return "the request body could not be parsed as JSON"
 
 
 def _unparsed(exc: HTTPException) -> bool:
@@ -118,10 +157,13 @@ def add_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         kind = "MalformedJSON" if _unparsed(exc) else _HTTP_TYPES.get(exc.status_code, "HTTPError")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers = {"Allow": ", ".join(allowed_methods(request))}
         return JSONResponse(
             error_body(kind, _http_message(request, exc)),
             status_code=exc.status_code,
-            headers=exc.headers,
+            headers=headers or None,
         )
 
     @app.exception_handler(Exception)

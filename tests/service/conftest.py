@@ -71,8 +71,11 @@ class Service:
         return httpx.Client(base_url=self.base_url, headers=headers, timeout=60)
 
 
-def start_service(db_url: str, log: Path, *extra: str) -> Service:
-    """Start ``memory-pg serve`` and wait until /readyz answers (or the process dies)."""
+def start_service(db_url: str, log: Path, *extra: str, nofile: int | None = None) -> Service:
+    """Start ``memory-pg serve`` and wait until /readyz answers (or the process dies).
+
+    ``nofile``: the process's descriptor limit (``ulimit -n``), where a test needs a low one.
+    """
     port = free_port()
     cmd = [
         sys.executable,
@@ -88,7 +91,12 @@ def start_service(db_url: str, log: Path, *extra: str) -> Service:
     ]
     with log.open("wb") as fh:
         process = subprocess.Popen(
-            cmd, cwd=ROOT, env=service_env(), stdout=fh, stderr=subprocess.STDOUT
+            cmd,
+            cwd=ROOT,
+            env=service_env(),
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            preexec_fn=None if nofile is None else (lambda: _limit_descriptors(nofile)),
         )
     base = f"http://127.0.0.1:{port}"
     # Start-up loads the model: wait for the process, not for a fixed time.
@@ -102,6 +110,13 @@ def start_service(db_url: str, log: Path, *extra: str) -> Service:
             pass
         time.sleep(0.2)
     return Service(base, db_url, process, log)
+
+
+def _limit_descriptors(nofile: int) -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
 
 
 def stop_service(service: Service) -> int:
