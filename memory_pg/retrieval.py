@@ -65,7 +65,7 @@ class RetrievalSettings:
     is the evidence, and the similarity counts only as far as the model reads the
     query (1.0 for English). Measured on
     ``memory_pg/data/eval_bilingual.json`` with all-MiniLM-L6-v2: see the eval
-    command in the README.
+    command in docs/measurements.md.
 
     Attributes:
         min_similarity: cosine similarity that alone makes a result relevant.
