@@ -7,7 +7,8 @@ against a fresh database (the test's, via ``MEMORY_PG_DATABASE_URL``):
 - ``python`` blocks run in one namespace, as a reader pasting them into one session
   would; a block that raises fails the page.
 - ``bash`` blocks run with ``bash -e -o pipefail`` in an empty folder, with the
-  installed ``memory-pg`` first on ``PATH``; port 8080 becomes a free port.
+  installed ``memory-pg`` and ``hermes`` first on ``PATH`` and ``HERMES_HOME`` in
+  that folder; port 8080 becomes a free port.
 - ``sql`` blocks run on the page's database.
 
 Blocks marked ``no-run: <why>`` are skipped; JSON, YAML and crontab blocks are
@@ -104,8 +105,12 @@ def test_the_blocks_of_a_page_run_in_order(
             monkeypatch.delenv(name)
     monkeypatch.setenv("MEMORY_PG_DATABASE_URL", db_url)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hermes"))
+    # The installed commands (memory-pg, hermes) first, for bash blocks and for the
+    # processes python blocks start.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = dict(os.environ)
     namespace: dict[str, Any] = {"__name__": "__docs__"}
     opened = _keep_stores(monkeypatch)
     try:
