@@ -128,9 +128,15 @@ def format_memories(hits: Sequence[Mapping[str, Any]], *, start: int = 1) -> str
     return "\n".join(lines)
 
 
+#: English words that ask or help a verb: a query's "what do" shares nothing with a fact.
+_EN_ASKING = frozenset("what where when who whom which why how do does did have has had".split())
+
+
 def _content_words(text: str) -> set[str]:
     seg = segment(text)
-    return {w for w in seg.words if w not in EN_STOPWORDS} | set(seg.cjk)
+    words = {w for w in seg.words if w not in EN_STOPWORDS and w not in _EN_ASKING}
+    # A plural meets its singular ("Sundays", "Sunday"); no stemmer for a handful of turns.
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words} | set(seg.cjk)
 
 
 def said_lately(
