@@ -5,7 +5,8 @@ A user copies a block and runs it; so does this test. Per page, in document orde
 against a fresh database (the test's, via ``MEMORY_PG_DATABASE_URL``):
 
 - ``python`` blocks run in one namespace, as a reader pasting them into one session
-  would; a block that raises fails the page.
+  would; a block that raises fails the page. A ``file=NAME`` block is written to
+  that file instead, for a later block to run.
 - ``bash`` blocks run with ``bash -e -o pipefail`` in an empty folder, with the
   installed ``memory-pg`` and ``hermes`` first on ``PATH`` and ``HERMES_HOME`` in
   that folder; port 8080 becomes a free port.
@@ -117,7 +118,9 @@ def test_the_blocks_of_a_page_run_in_order(
         for block in blocks(page):
             if block.skip_reason is not None:
                 continue
-            if block.language == "python":
+            if block.file is not None:
+                (tmp_path / block.file).write_text(block.code, encoding="utf-8")
+            elif block.language == "python":
                 _run_python(block, namespace)
             elif block.language == "bash":
                 _run_bash(block, env, tmp_path)

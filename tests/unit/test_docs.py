@@ -1,24 +1,18 @@
 """Every fenced block of README.md and docs/*.md says what it is; configuration parses.
 
 ``tests/acceptance/test_docs_blocks.py`` runs the blocks; this checks, without
-running anything, what the reader sees: each block names its language (a block
-that cannot run says why), JSON and YAML parse, crontab lines name real commands,
-and the README is short with its links alive. The rules for the blocks:
+running anything, what the reader sees. The rules for a block:
 
-A user copies a block and runs it; so does this test. Per page, in document order,
-against a fresh database (the test's, via ``MEMORY_PG_DATABASE_URL``):
+- it names its language: ``python``, ``bash``, ``sql`` (run, per page, in order,
+  against a fresh database), ``json``, ``yaml`` (parsed here), ``crontab`` (each
+  line names a real ``memory-pg`` command), ``text`` (output shown, not code);
+- a block that cannot run here (Docker, ``pip install``, a Citus cluster) says why
+  in its info string, ```` ```bash no-run: <why> ````;
+- ```` ```python file=chat.py ```` is a file the reader saves, which a later block
+  runs (``python chat.py``): it is written to the folder the blocks run in.
 
-- ``python`` blocks run in one namespace, as a reader pasting them into one session
-  would; a block that raises fails the page.
-- ``bash`` blocks run with ``bash -e -o pipefail`` in an empty folder, with the
-  installed ``memory-pg`` first on ``PATH``; port 8080 becomes a free port.
-- ``json`` blocks must parse with :func:`json.loads`, ``yaml`` with
-  ``yaml.safe_load``; ``crontab`` lines must name a real ``memory-pg`` command;
-  ``sql`` blocks run on the page's database.
-- ``text`` blocks are output shown to the reader, not code.
-
-A block that cannot run here (Docker, ``pip install``, a Citus cluster) says so in
-its info string: `````bash no-run: <why>`````. The reason is required.
+And the README stays a front door: short, the first way in on the first screen,
+its links alive.
 """
 
 from __future__ import annotations
@@ -47,6 +41,7 @@ class Block:
     language: str
     skip_reason: str | None
     code: str
+    file: str | None = None  # ``file=chat.py``: the block is that file, run by a later block
 
     def __str__(self) -> str:
         return f"{self.page}:{self.line} ({self.language})"
@@ -58,11 +53,13 @@ def blocks(page: Path) -> list[Block]:
     for match in FENCE.finditer(text):
         language, _, rest = match.group(1).strip().partition(" ")
         rest = rest.strip()
-        skip = None
+        skip = file = None
         if rest.startswith("no-run"):
             skip = rest.removeprefix("no-run").lstrip(":").strip()
+        elif rest.startswith("file="):
+            file = rest.removeprefix("file=")
         line = text.count("\n", 0, match.start()) + 1
-        found.append(Block(page.name, line, language, skip, match.group(2)))
+        found.append(Block(page.name, line, language, skip, match.group(2), file))
     return found
 
 
