@@ -31,7 +31,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.unit.test_docs import PAGES, Block, _rel, blocks
+from tests.unit.test_docs import PAGES, ROOT, Block, _rel, blocks
 
 # -- running them ----------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ def test_the_blocks_of_a_page_run_in_order(
             elif block.language == "python":
                 _run_python(block, namespace)
             elif block.language == "bash":
-                _run_bash(block, env, tmp_path)
+                _run_bash(block, env, ROOT if block.in_checkout else tmp_path)
             elif block.language == "sql":
                 with psycopg.connect(db_url, autocommit=True) as conn:
                     conn.execute(block.code.encode())

@@ -9,7 +9,8 @@ running anything, what the reader sees. The rules for a block:
 - a block that cannot run here (Docker, ``pip install``, a Citus cluster) says why
   in its info string, ```` ```bash no-run: <why> ````;
 - ```` ```python file=chat.py ```` is a file the reader saves, which a later block
-  runs (``python chat.py``): it is written to the folder the blocks run in.
+  runs (``python chat.py``): it is written to the folder the blocks run in;
+- ```` ```bash cwd=checkout ```` runs in the repository root (Alembic's files).
 
 And the README stays a front door: short, the first way in on the first screen,
 its links alive.
@@ -42,6 +43,7 @@ class Block:
     skip_reason: str | None
     code: str
     file: str | None = None  # ``file=chat.py``: the block is that file, run by a later block
+    in_checkout: bool = False  # ``cwd=checkout``: runs in the repository root
 
     def __str__(self) -> str:
         return f"{self.page}:{self.line} ({self.language})"
@@ -59,7 +61,9 @@ def blocks(page: Path) -> list[Block]:
         elif rest.startswith("file="):
             file = rest.removeprefix("file=")
         line = text.count("\n", 0, match.start()) + 1
-        found.append(Block(page.name, line, language, skip, match.group(2), file))
+        found.append(
+            Block(page.name, line, language, skip, match.group(2), file, rest == "cwd=checkout")
+        )
     return found
 
 
