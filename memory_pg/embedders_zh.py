@@ -13,7 +13,7 @@ Both tokenise with SentencePiece, which reads every script, so neither has a
 ``readability`` method: a search gives their vector leg its full weight.
 
 Not the production choice with a network: ``BAAI/bge-small-zh-v1.5`` through
-sentence-transformers reads Chinese better (see the README's model table).
+sentence-transformers reads Chinese better (see the model table in docs/models.md).
 """
 
 from __future__ import annotations

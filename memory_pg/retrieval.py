@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
 
+from memory_pg._facts import non_fact
+from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ __all__ = [
     "RetrievalSettings",
     "format_block",
     "format_memories",
+    "said_lately",
 ]
 
 #: Readable names of the built-in types; a team's own types show their own name.
@@ -62,7 +65,7 @@ class RetrievalSettings:
     is the evidence, and the similarity counts only as far as the model reads the
     query (1.0 for English). Measured on
     ``memory_pg/data/eval_bilingual.json`` with all-MiniLM-L6-v2: see the eval
-    command in the README.
+    command in docs/measurements.md.
 
     Attributes:
         min_similarity: cosine similarity that alone makes a result relevant.
@@ -105,7 +108,7 @@ def type_label(memory_type: str) -> str:
     return f"{zh} {memory_type}" if zh else memory_type
 
 
-def format_memories(hits: Sequence[Mapping[str, Any]]) -> str:
+def format_memories(hits: Sequence[Mapping[str, Any]], *, start: int = 1) -> str:
     """Memories as numbered prompt lines, one each; ``""`` for none.
 
     The one formatter of memories for a prompt: the retriever's block, the
@@ -116,13 +119,64 @@ def format_memories(hits: Sequence[Mapping[str, Any]]) -> str:
         1. [关键决策 key_decision] Use PostgreSQL
     """
     lines = []
-    for n, hit in enumerate(hits, 1):
+    for n, hit in enumerate(hits, start):
         when = hit.get("event_time") or hit.get("created_at")
         date = f" ({when.date().isoformat()})" if isinstance(when, datetime) else ""
         text = " ".join(str(hit["text"]).split())
         label = type_label(str(hit.get("memory_type", "memory")))
         lines.append(f"{n}. [{label}] {text}{date}")
     return "\n".join(lines)
+
+
+#: English words that ask or help a verb: a query's "what do" shares nothing with a fact.
+_EN_ASKING = frozenset("what where when who whom which why how do does did have has had".split())
+
+
+def _content_words(text: str) -> set[str]:
+    seg = segment(text)
+    words = {w for w in seg.words if w not in EN_STOPWORDS and w not in _EN_ASKING}
+    # A plural meets its singular ("Sundays", "Sunday"); no stemmer for a handful of turns.
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words} | set(seg.cjk)
+
+
+def said_lately(
+    turns: Sequence[Mapping[str, Any]],
+    query: str,
+    *,
+    limit: int,
+    skip: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """What the user said that is not compacted yet and shares a word with ``query``.
+
+    A turn waits in the dialogue buffer until enough turns gather for a compaction;
+    until then no search finds it, though it is already in PostgreSQL. This picks,
+    from the buffered ``turns`` (``store.pending_turns``), the user's own that a
+    compaction could keep (not a question, request, hypothetical or pleasantry) and
+    that share a content word with ``query``, most words first, then newest, as
+    ``dialogue`` hits for :func:`format_memories`. ``skip``: texts already in the
+    prompt (the recent window, the input itself, the memories found).
+
+    Example:
+        >>> turns = [{"role": "user", "content": "我们决定使用 PostgreSQL 作为数据库"}]
+        >>> [h["text"] for h in said_lately(turns, "数据库选型？", limit=5)]
+        ['我们决定使用 PostgreSQL 作为数据库']
+    """
+    wanted = _content_words(query)
+    shown = set(skip)
+    scored: list[tuple[int, int, Mapping[str, Any]]] = []
+    for n, turn in enumerate(turns):
+        text = str(turn["content"])
+        if turn.get("role") != "user" or text in shown or non_fact(text) is not None:
+            continue
+        shared = len(wanted & _content_words(text))
+        if shared:
+            scored.append((shared, n, turn))
+            shown.add(text)
+    scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+    return [
+        {"memory_type": "dialogue", "text": str(t["content"]), "created_at": t.get("created_at")}
+        for _, _, t in scored[:limit]
+    ]
 
 
 def format_block(hits: Sequence[Mapping[str, Any]]) -> str:

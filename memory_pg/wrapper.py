@@ -25,17 +25,14 @@ from typing_extensions import deprecated
 from memory_pg._validate import check_agent_id
 from memory_pg.errors import DatabaseError, InvalidArgument, InvalidInput, MemoryPgError
 from memory_pg.plans.write import scope_user
-from memory_pg.retrieval import format_memories, without_header
+from memory_pg.prompt import INPUT_HEADER, MEMORY_HEADER, RECENT_HEADER, build_prompt
+from memory_pg.retrieval import format_memories, said_lately, without_header
 
 logger = logging.getLogger(__name__)
 
 #: Turns compacted in one commit at most: a backlog is worked off in several commits.
+#: Also the buffered turns a recall reads at most (the oldest first).
 MAX_TURNS_PER_COMMIT = 200
-
-#: The headers of the prompt's sections, in Chinese and English like the users.
-MEMORY_HEADER = "【相关记忆 Relevant memories】"
-RECENT_HEADER = "【最近对话 Recent conversation】"
-INPUT_HEADER = "【当前输入 Current input】"
 
 
 class Agent(Protocol):
@@ -54,32 +51,6 @@ class Compactor(Protocol):
     """What compacts buffered turns (``memory_pg.compaction.MemoryCompactor`` qualifies)."""
 
     def compact_to_memories(self, texts: Sequence[Mapping[str, str]]) -> Sequence[Any]: ...
-
-
-def build_prompt(context: str, recent: Sequence[Mapping[str, str]], user_input: str) -> str:
-    """The enhanced prompt: relevant memories, the recent turns, then the new input.
-
-    ``context`` is the memory lines (:func:`~memory_pg.retrieval.format_memories`) or
-    a retriever's block: the block's own header is dropped, so the prompt heads
-    the memories once.
-
-    Example:
-        >>> print(build_prompt("1. [key_decision] Use PostgreSQL", [], "数据库选型？"))
-        【相关记忆 Relevant memories】
-        1. [key_decision] Use PostgreSQL
-        <BLANKLINE>
-        【当前输入 Current input】
-        user: 数据库选型？
-    """
-    parts = []
-    memories = without_header(context)
-    if memories:
-        parts.append(f"{MEMORY_HEADER}\n{memories}")
-    if recent:
-        lines = "\n".join(f"{t['role']}: {t['content']}" for t in recent)
-        parts.append(f"{RECENT_HEADER}\n{lines}")
-    parts.append(f"{INPUT_HEADER}\nuser: {user_input}")
-    return "\n\n".join(parts)
 
 
 def _check_count(value: object, name: str, minimum: int) -> int:
@@ -262,6 +233,17 @@ class _WrapperBase(Generic[AgentT, CompactorT]):
     def _prompt(self, context: str, user_input: str) -> str:
         return build_prompt(context, list(self._recent), user_input)
 
+    def _with_said(
+        self, block: str, found: Sequence[Mapping[str, Any]], pending: Sequence[Any], text: str
+    ) -> str:
+        """``block`` and, after it, what the user said that is not compacted yet."""
+        block = without_header(block)
+        skip = [text, *(t["content"] for t in self._recent), *(str(h["text"]) for h in found)]
+        said = said_lately(pending, text, limit=self.top_k, skip=skip)
+        said = [h for h in said if h["text"] not in block]
+        more = format_memories(said, start=len(block.splitlines()) + 1)
+        return "\n".join(p for p in (block, more) if p)
+
     def _query(self, text: str) -> str:
         """What a turn recalls with: its first ``max_text_chars`` (the search's limit)."""
         pieces = turn_pieces(text, self.store.settings.max_text_chars)
@@ -382,12 +364,19 @@ class MemoryWrapper(_WrapperBase[Agent, Compactor]):
             return ""
 
     def recall(self, text: str) -> str:
-        """The memory block for ``text``: the retriever's, or the store's search formatted."""
+        """The memory block for ``text``: the retriever's, or the store's search formatted,
+        then the user's turns still in the buffer that share a word with it (what was
+        said is recalled before it is compacted, in this process or a new one)."""
+        found: list[dict[str, Any]] = []
         if self.retriever is not None:
-            return str(self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope()))
-        return format_memories(
-            self.store.search(text, top_k=self.top_k, user_id=self.user_id, **self._scope())
-        )
+            block = str(
+                self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope())
+            )
+        else:
+            found = self.store.search(text, top_k=self.top_k, user_id=self.user_id, **self._scope())
+            block = format_memories(found)
+        pending = self.store.pending_turns(user_id=self.user_id, limit=MAX_TURNS_PER_COMMIT)
+        return self._with_said(block, found, pending, text)
 
     def compact(self, *, force: bool = False) -> list[str]:
         """Compact pending turns if ``compact_threshold`` wait (any, with ``force``).
@@ -529,13 +518,17 @@ class AsyncMemoryWrapper(_WrapperBase[AsyncAgent, Any]):
 
     async def recall(self, text: str) -> str:
         """See :meth:`MemoryWrapper.recall`."""
+        found: list[dict[str, Any]] = []
         if self.retriever is not None:
-            found = self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope())
-            return str(await _maybe_await(found))
-        results = await self.store.search(
-            text, top_k=self.top_k, user_id=self.user_id, **self._scope()
-        )
-        return format_memories(results)
+            block = self.retriever.retrieve_context(text, user_id=self.user_id, **self._scope())
+            block = str(await _maybe_await(block))
+        else:
+            found = await self.store.search(
+                text, top_k=self.top_k, user_id=self.user_id, **self._scope()
+            )
+            block = format_memories(found)
+        pending = await self.store.pending_turns(user_id=self.user_id, limit=MAX_TURNS_PER_COMMIT)
+        return self._with_said(block, found, pending, text)
 
     async def compact(self, *, force: bool = False) -> list[str]:
         """See :meth:`MemoryWrapper.compact`."""
@@ -589,6 +582,9 @@ class AsyncMemoryWrapper(_WrapperBase[AsyncAgent, Any]):
 
 
 __all__ = [
+    "INPUT_HEADER",
+    "MEMORY_HEADER",
+    "RECENT_HEADER",
     "AsyncMemoryWrapper",
     "HermesMemoryWrapper",
     "MemoryWrapper",

@@ -57,8 +57,8 @@ from memory_pg.integrations._hermes_tools import (
     search_args,
     text_arg,
 )
-from memory_pg.retrieval import format_memories
-from memory_pg.wrapper import buffer_turn, compact_pending
+from memory_pg.retrieval import format_memories, said_lately
+from memory_pg.wrapper import MAX_TURNS_PER_COMMIT, buffer_turn, compact_pending
 
 try:
     from agent.memory_provider import MemoryProvider
@@ -121,9 +121,8 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
         self._forced_user = user_id
         self.user_id: str | None = user_id
         self._forced_agent = agent_id
-        #: This Hermes agent among the user's agents (``MEMORY_PG_AGENT_ID``, else
-        #: ``hermes`` or ``hermes:<agent_identity>``): its writes record it, and it
-        #: recalls the user's shared memories and its own private ones.
+        #: This Hermes agent (``MEMORY_PG_AGENT_ID``, else ``hermes[:<agent_identity>]``):
+        #: its writes record it; it recalls the shared memories and its own private ones.
         self.agent_id: str | None = agent_id
         self.session_id = ""
         self._writes = True
@@ -363,13 +362,18 @@ class MemoryPgProvider(MemoryProvider):  # type: ignore[misc]
                     self._retriever.retrieve_context(query, user_id=self.user_id, **self._scope())
                 )
             found = self._search(query, self.top_k)
+            # Other sessions' turns still buffered (a Hermes killed before it compacted);
+            # this session's are in Hermes' own context.
+            pending = self._store.pending_turns(user_id=self.user_id, limit=MAX_TURNS_PER_COMMIT)
+            others = [t for t in pending if t["session_id"] != self.session_id]
+            said = said_lately(others, query, limit=self.top_k, skip=[m["text"] for m in found])
         except MemoryPgError as exc:
             self._report(f"memory-pg recall failed: {_describe(exc)}")
             return ""
         self._succeeded()
         seen = {m["id"] for m in found}
         found += [m for m in queued if m["id"] not in seen][: max(0, self.top_k - len(found))]
-        return format_memories(found)
+        return format_memories([*found, *said])
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """Recall for the message just answered, for the next turn's :meth:`prefetch`.

@@ -156,7 +156,7 @@ def test_export_then_import_derives_the_same_relations(store, make_store, raw):
     assert (new, "supersedes", old) in theirs
     assert {x for x in theirs if x[1] != "follows"} == {x for x in mine if x[1] != "follows"}
     # Turns written together share their times: the chain is rebuilt over the same
-    # turns, in the export's order (see README, "Relations").
+    # turns, in the export's order (see docs/relations.md, "Lifecycle").
     follows = [x for x in theirs if x[1] == "follows"]
     assert len(follows) == 2 and {x[0] for x in follows} | {x[2] for x in follows} == set(ids)
     about = carol.entity("小王")

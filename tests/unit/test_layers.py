@@ -1,6 +1,6 @@
 """The package's layers: imports point down only, and no module reaches into another's privates.
 
-Layers (README "Architecture"), lowest first:
+Layers (docs/architecture.md), lowest first:
 
 0. settings, errors, validation, tables, text tools (segmenting, facts, the offline
    extractor, ``text``: attributes, references, changes), embedding, server, schema,
