@@ -60,6 +60,7 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
         get_text_at_path,
         validate_op_namespace,
     )
@@ -75,8 +76,8 @@ TEXT_FIELDS = ("content", "text")
 
 
 class InvalidNamespace(InvalidArgument, InvalidNamespaceError):
-    """A namespace LangGraph refuses (an empty label, a ``.`` in one, a ``langgraph`` root),
-    raised by ``batch`` before anything is written: both memory-pg's
+    """A namespace LangGraph refuses (empty, an empty label, a ``.`` in one), raised by
+    ``batch`` before anything is written: both memory-pg's
     :class:`~memory_pg.errors.InvalidArgument` and LangGraph's ``InvalidNamespaceError``."""
 
 
@@ -131,6 +132,7 @@ class _Mapping:
         memory_type: str = "user_profile",
         text_fields: Sequence[str] = TEXT_FIELDS,
         agent_id: str | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         if isinstance(user_from_namespace, bool) or not (
             user_from_namespace is None
@@ -147,6 +149,12 @@ class _Mapping:
             raise InvalidArgument("text_fields is a list of value field names")
         self.text_fields = tuple(text_fields)
         self.agent_id = check_agent_id(agent_id, store.settings)
+        if ttl is not None and not isinstance(ttl, Mapping):
+            raise InvalidArgument("ttl is LangGraph's TTLConfig: a dict with default_ttl ...")
+        #: LangGraph's TTL settings: ``default_ttl`` (minutes) for puts that give none,
+        #: ``refresh_on_read`` (default True). Expired memories are never returned; the
+        #: ``memory-pg forget`` job removes them (there is no sweeper thread).
+        self.ttl_config = None if ttl is None else TTLConfig(**ttl)
 
     # -- users -----------------------------------------------------------------------
 
@@ -201,10 +209,10 @@ class _Mapping:
             except InvalidNamespaceError as exc:
                 raise InvalidNamespace(str(exc)) from exc
             if isinstance(op, PutOp):
-                if not op.namespace or op.namespace[0] == "langgraph":
-                    raise InvalidNamespace(
-                        f"a namespace is non-empty and its root is not 'langgraph': {op.namespace}"
-                    )
+                # A "langgraph" root is LangGraph's own (put() refuses it; batch() lets
+                # LangGraph write there), so only an empty namespace is refused here.
+                if not op.namespace:
+                    raise InvalidNamespace("an item's namespace cannot be empty")
             elif not isinstance(op, (GetOp, SearchOp, ListNamespacesOp)):
                 raise InvalidArgument(f"unknown store operation {type(op).__name__}")
             if isinstance(op, SearchOp):
@@ -463,6 +471,8 @@ class MemoryPgStore(_Mapping, BaseStore):
         memory_type: the memory type of items (its half-life ranks them).
         text_fields: value fields whose text is the memory's text, first found first.
         agent_id: the agent that writes and reads (its private memories are seen too).
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` in minutes for puts that give
+            none, ``refresh_on_read`` (default True) to move the expiry on each read.
     """
 
     store: MemoryStore
@@ -477,6 +487,7 @@ class MemoryPgStore(_Mapping, BaseStore):
         memory_type: str = "user_profile",
         text_fields: Sequence[str] = TEXT_FIELDS,
         agent_id: str | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         if not isinstance(store, MemoryStore):
             raise InvalidArgument("MemoryPgStore wraps a MemoryStore (AsyncMemoryPgStore: async)")
@@ -486,6 +497,7 @@ class MemoryPgStore(_Mapping, BaseStore):
             memory_type=memory_type,
             text_fields=text_fields,
             agent_id=agent_id,
+            ttl=ttl,
         )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -531,6 +543,7 @@ class AsyncMemoryPgStore(_Mapping, BaseStore):
         memory_type: str = "user_profile",
         text_fields: Sequence[str] = TEXT_FIELDS,
         agent_id: str | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         if not isinstance(store, AsyncMemoryStore):
             raise InvalidArgument("AsyncMemoryPgStore wraps an AsyncMemoryStore")
@@ -540,8 +553,12 @@ class AsyncMemoryPgStore(_Mapping, BaseStore):
             memory_type=memory_type,
             text_fields=text_fields,
             agent_id=agent_id,
+            ttl=ttl,
         )
-        self._loop: asyncio.AbstractEventLoop | None = None
+        try:  # the loop it is made on, for the sync methods called from other threads
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run LangGraph's ops: puts (one transaction per user) first, then reads, in order."""
@@ -570,7 +587,8 @@ class AsyncMemoryPgStore(_Mapping, BaseStore):
         except RuntimeError:
             running = None
         if loop is None or running is loop:
-            raise InvalidArgument(
+            # LangGraph's async stores raise this too (the loop would wait on itself).
+            raise asyncio.InvalidStateError(
                 "AsyncMemoryPgStore's sync methods run from a thread other than its event "
                 "loop's, after the store was first used there: use the a-methods (aget, "
                 "asearch, aput ...) in async code"
