@@ -6,26 +6,26 @@ a real graph and LangMem's tools are in ``test_langgraph_agents.py``.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
+from langgraph.store.base import Item, PutOp, SearchItem
 
-pytest.importorskip("langgraph.store.base")
-
-from langgraph.store.base import Item, PutOp, SearchItem  # noqa: E402
-
-from memory_pg import AsyncMemoryStore  # noqa: E402
-from memory_pg.errors import (  # noqa: E402
+from memory_pg import AsyncMemoryStore
+from memory_pg.errors import (
     InvalidArgument,
     InvalidMetadata,
     MissingUserScope,
     TenantMismatch,
     TextTooLong,
 )
-from memory_pg.integrations.langgraph import (  # noqa: E402
+from memory_pg.integrations.langgraph import (
     AsyncMemoryPgStore,
     InvalidNamespace,
     MemoryPgStore,
 )
-from tests.integration._security_support import row_counts  # noqa: E402
+from tests.integration._security_support import row_counts
 
 ALICE = ("memories", "alice")
 BOB = ("memories", "bob")
@@ -226,3 +226,16 @@ async def test_the_async_twin_does_the_same(db_url, embedder, make_store):
         await bob.close()
     history = make_store(user_id="alice").history()
     assert [e["event"] for e in history] == ["added", "added", "superseded"]
+
+
+def test_without_langgraph_the_import_says_which_extra_to_install():
+    probe = (
+        "import sys; sys.modules['langgraph'] = None\n"
+        "try:\n    import memory_pg.integrations.langgraph\n"
+        "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.startswith("ConfigurationError"), done.stderr[-2000:]
+    assert 'pip install "memory-pg[langgraph]"' in done.stdout

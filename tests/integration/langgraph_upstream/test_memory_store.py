@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("langgraph.store.base")
-
 from langgraph.store.base import InvalidNamespaceError, PutOp
 
 from memory_pg.integrations.langgraph import MemoryPgStore

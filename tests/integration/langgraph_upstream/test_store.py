@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("langgraph.store.base")
-
 from langgraph.store.base import (
     GetOp,
     Item,
