@@ -399,17 +399,25 @@ def plan_get(
         rows = yield get_statement(user_id, memory_type, topic, agent_id)
         if rows:
             found[topic] = dict(rows[0])
-    if refresh and found:
-        yield refresh_ttl_statement(user_id, [r["id"] for r in found.values()])
+    expiring = [r["id"] for r in found.values() if _has_ttl(r)]
+    if refresh and expiring:
+        yield refresh_ttl_statement(user_id, expiring)
     return found
+
+
+def _has_ttl(row: Mapping[str, Any]) -> bool:
+    """Whether a row is an item with a ``ttl`` (the others have no expiry to move)."""
+    block = row["metadata"].get(META)
+    return isinstance(block, dict) and block.get("ttl") is not None
 
 
 def plan_list(stmt: Select[Any], user_id: str, refresh: bool) -> Plan[list[dict[str, Any]]]:
     """The rows of a listing; with ``refresh``, their expiry moved on."""
     rows = yield stmt
     listed = [dict(r) for r in rows]
-    if refresh and listed:
-        yield refresh_ttl_statement(user_id, [r["id"] for r in listed])
+    expiring = [r["id"] for r in listed if _has_ttl(r)]
+    if refresh and expiring:
+        yield refresh_ttl_statement(user_id, expiring)
     return listed
 
 

@@ -327,8 +327,9 @@ class _Mapping:
             if rows_.META in r["metadata"]
             and rows_.matches(r["metadata"][rows_.META]["value"], op.filter)
         ][op.offset : op.offset + op.limit]
-        if op.refresh_ttl and hits:
-            yield _RunPlan(rows_.plan_refresh(uid, [r["id"] for r in hits]), uid)
+        expiring = [r["id"] for r in hits if r["metadata"][rows_.META].get("ttl") is not None]
+        if op.refresh_ttl and expiring:
+            yield _RunPlan(rows_.plan_refresh(uid, expiring), uid)
         return [_search_item(r, float(r["score"])) for r in hits]
 
     def _namespaces(self, op: ListNamespacesOp) -> Generator[_Step, Any, list[tuple[str, ...]]]:
