@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from memory_pg.errors import InvalidArgument
+from memory_pg.integrations._langgraph_values import check_filter, is_operator_dict
 from memory_pg.plans import relations, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.sql import locks, supersede
@@ -50,9 +50,6 @@ m = memories
 
 #: The metadata key under which an item's namespace, key and value are kept.
 META = "langgraph"
-
-#: The filter operators of LangGraph's ``search(filter=...)``, as SQL comparisons.
-OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 #: Where a topic key of an item starts: an item's topic never equals one a person wrote.
 TOPIC_PREFIX = "langgraph:"
@@ -159,7 +156,7 @@ def filter_conditions(filters: Mapping[str, Any] | None) -> list[ColumnElement[b
     conditions: list[ColumnElement[bool]] = []
     for field_name, wanted in check_filter(filters).items():
         target = _block("value", *field_name.split("."))
-        tests = wanted if _is_operator_dict(wanted) else {"$eq": wanted}
+        tests = wanted if is_operator_dict(wanted) else {"$eq": wanted}
         for op, operand in tests.items():
             given = bindparam(None, operand, type_=JSONB)
             if op == "$eq":
@@ -175,73 +172,6 @@ def filter_conditions(filters: Mapping[str, Any] | None) -> list[ColumnElement[b
             else:
                 conditions.append(target <= given)
     return conditions
-
-
-def _is_operator_dict(value: object) -> bool:
-    return isinstance(value, dict) and bool(value) and all(k in OPERATORS for k in value)
-
-
-def check_filter(filters: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``filters`` as a dict, or :class:`InvalidArgument` naming what is wrong."""
-    if filters is None:
-        return {}
-    if not isinstance(filters, Mapping):
-        raise InvalidArgument(f"filter must be a dict, got {type(filters).__name__}")
-    for name, wanted in filters.items():
-        if not isinstance(name, str) or not name or "" in name.split("."):
-            raise InvalidArgument(f"filter fields are non-empty dotted names, got {name!r}")
-        if isinstance(wanted, dict) and any(str(k).startswith("$") for k in wanted):
-            unknown = [k for k in wanted if k not in OPERATORS]
-            if unknown:
-                raise InvalidArgument(
-                    f"unknown filter operator {unknown[0]!r} on {name!r}: use one of "
-                    + ", ".join(OPERATORS)
-                )
-    return dict(filters)
-
-
-def matches(value: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
-    """Whether a value passes ``filters``, as :func:`filter_conditions` decides in SQL
-    (for results ranked by a search, which filters by containment first)."""
-    for field_name, wanted in check_filter(filters).items():
-        found: Any = value
-        present = True
-        for part in field_name.split("."):
-            if isinstance(found, Mapping) and part in found:
-                found = found[part]
-            else:
-                present = False
-                break
-        tests = wanted if _is_operator_dict(wanted) else {"$eq": wanted}
-        for op, operand in tests.items():
-            if not _compare(op, found if present else None, operand, present):
-                return False
-    return True
-
-
-def _compare(op: str, found: Any, operand: Any, present: bool) -> bool:
-    if op == "$ne":
-        return not present or found != operand
-    if not present:
-        return False
-    if op == "$eq":
-        return bool(found == operand)
-    numbers = (int, float)
-    if isinstance(found, bool) or isinstance(operand, bool):
-        comparable = isinstance(found, bool) and isinstance(operand, bool)
-    else:
-        comparable = (isinstance(found, numbers) and isinstance(operand, numbers)) or (
-            isinstance(found, str) and isinstance(operand, str)
-        )
-    if not comparable:
-        return False
-    if op == "$gt":
-        return bool(found > operand)
-    if op == "$gte":
-        return bool(found >= operand)
-    if op == "$lt":
-        return bool(found < operand)
-    return bool(found <= operand)
 
 
 def containment(prefix: Sequence[str], indexed_only: bool = False) -> dict[str, Any]:
@@ -431,39 +361,3 @@ def plan_namespaces(stmt: Select[Any]) -> Plan[list[tuple[str, ...]]]:
     """The namespaces a :func:`namespaces_statement` finds, as tuples."""
     rows = yield stmt
     return [tuple(r["namespace"]) for r in rows if isinstance(r["namespace"], list)]
-
-
-# -- namespace matching (LangGraph's list_namespaces) -----------------------------------
-
-
-def namespace_matches(
-    namespace: tuple[str, ...],
-    prefix: Sequence[str] | None,
-    suffix: Sequence[str] | None,
-) -> bool:
-    """Whether ``namespace`` starts with ``prefix`` and ends with ``suffix``, label by
-    label, ``"*"`` standing for any one label."""
-
-    def same(labels: Sequence[str], wanted: Sequence[str]) -> bool:
-        return all(w == "*" or w == label for label, w in zip(labels, wanted, strict=True))
-
-    if prefix and (len(namespace) < len(prefix) or not same(namespace[: len(prefix)], prefix)):
-        return False
-    if suffix and (
-        len(namespace) < len(suffix) or not same(namespace[len(namespace) - len(suffix) :], suffix)
-    ):
-        return False
-    return True
-
-
-def fixed_prefix(prefix: Sequence[str] | None) -> tuple[str, ...]:
-    """The labels of ``prefix`` before its first wildcard."""
-    fixed: list[str] = []
-    for label in prefix or ():
-        if label == "*":
-            break
-        fixed.append(label)
-    return tuple(fixed)
-
-
-UserOf = Callable[[tuple[str, ...]], "str | None"]

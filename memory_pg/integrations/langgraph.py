@@ -32,7 +32,6 @@ The mapping (docs/langgraph.md has the whole of it):
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -41,7 +40,31 @@ from typing import Any
 from memory_pg._validate import check_agent_id, check_memory_type
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import ConfigurationError, InvalidArgument, MissingUserScope
-from memory_pg.integrations import _langgraph_rows as rows_
+from memory_pg.integrations._langgraph_rows import (
+    META,
+    NewItem,
+    containment,
+    list_statement,
+    namespaces_statement,
+    plan_get,
+    plan_list,
+    plan_namespaces,
+    plan_put,
+    plan_refresh,
+    topic_of,
+    with_item_hashes,
+)
+from memory_pg.integrations._langgraph_values import (
+    TEXT_FIELDS,
+    check_filter,
+    check_page,
+    equalities,
+    fixed_prefix,
+    json_object,
+    matches,
+    namespace_matches,
+    text_of,
+)
 from memory_pg.plans import relations, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.write import MemoryInput
@@ -61,7 +84,6 @@ try:
         SearchItem,
         SearchOp,
         TTLConfig,
-        get_text_at_path,
         validate_op_namespace,
     )
 except ImportError as exc:  # pragma: no cover - exercised by the light-import tests
@@ -70,9 +92,6 @@ except ImportError as exc:  # pragma: no cover - exercised by the light-import t
     ) from exc
 
 __all__ = ["AsyncMemoryPgStore", "InvalidNamespace", "MemoryPgStore", "user_after_memories"]
-
-#: The value fields whose text is the memory's text, first found first (LangMem: ``content``).
-TEXT_FIELDS = ("content", "text")
 
 
 class InvalidNamespace(InvalidArgument, InvalidNamespaceError):
@@ -179,12 +198,12 @@ class _Mapping:
 
     # -- validation (pure: every op of a batch is checked before anything runs) --------
 
-    def _new_item(self, op: PutOp) -> rows_.NewItem:
+    def _new_item(self, op: PutOp) -> NewItem:
         if not isinstance(op.key, str) or not op.key:
             raise InvalidArgument(f"an item's key is a non-empty str, got {op.key!r}")
         if not isinstance(op.value, dict):
             raise InvalidArgument(f"an item's value is a dict, got {type(op.value).__name__}")
-        value = _json_object(op.value)
+        value = json_object(op.value)
         index: object = op.index
         if not (index is None or isinstance(index, bool) or isinstance(index, list)) or (
             isinstance(index, list) and not all(isinstance(f, str) and f for f in index)
@@ -192,7 +211,7 @@ class _Mapping:
             raise InvalidArgument(f"index is False or a list of value field paths, got {index!r}")
         explicit = isinstance(index, list)
         fields = list(index) if isinstance(index, list) else self.text_fields
-        text = _text_of(value, fields, explicit=explicit)
+        text = text_of(value, fields, explicit=explicit)
         indexed = index is not False
         ttl = op.ttl
         expires = None
@@ -200,7 +219,7 @@ class _Mapping:
             if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0:
                 raise InvalidArgument(f"ttl is a number of minutes above 0, got {ttl!r}")
             expires = datetime.now(timezone.utc) + timedelta(minutes=float(ttl))
-        return rows_.NewItem(tuple(op.namespace), op.key, value, text, indexed, ttl, expires)
+        return NewItem(tuple(op.namespace), op.key, value, text, indexed, ttl, expires)
 
     def _check(self, ops: list[Op]) -> None:
         for op in ops:
@@ -216,10 +235,10 @@ class _Mapping:
             elif not isinstance(op, (GetOp, SearchOp, ListNamespacesOp)):
                 raise InvalidArgument(f"unknown store operation {type(op).__name__}")
             if isinstance(op, SearchOp):
-                rows_.check_filter(op.filter)
-                _check_page(op.limit, op.offset)
+                check_filter(op.filter)
+                check_page(op.limit, op.offset)
             if isinstance(op, ListNamespacesOp):
-                _check_page(op.limit, op.offset)
+                check_page(op.limit, op.offset)
                 if op.max_depth is not None and (
                     isinstance(op.max_depth, bool)
                     or not isinstance(op.max_depth, int)
@@ -248,13 +267,13 @@ class _Mapping:
         last: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for _, op in puts:
             last[(tuple(op.namespace), op.key)] = op
-        per_user: dict[str, tuple[list[rows_.NewItem], list[str]]] = {}
+        per_user: dict[str, tuple[list[NewItem], list[str]]] = {}
         prepared: dict[str, write.Prepared] = {}
         for op in last.values():
             uid = self.user_of(tuple(op.namespace))
             items, deletes = per_user.setdefault(uid, ([], []))
             if op.value is None:
-                deletes.append(rows_.topic_of(op.namespace, op.key))
+                deletes.append(topic_of(op.namespace, op.key))
             else:
                 items.append(self._new_item(op))
         for uid, (items, _) in per_user.items():
@@ -274,9 +293,9 @@ class _Mapping:
             new_rows: list[NewMemory] = []
             if items:
                 made = yield _Call(_rows_of, (self.store, prepared[uid]))
-                new_rows = rows_.with_item_hashes(made, items)
+                new_rows = with_item_hashes(made, items)
             model = self.store.embedder.model_name
-            plan = rows_.plan_put(uid, self.memory_type, new_rows, items, deletes, model)
+            plan = plan_put(uid, self.memory_type, new_rows, items, deletes, model)
             yield _RunPlan(plan, uid)
 
     def _gets(
@@ -287,8 +306,8 @@ class _Mapping:
             uid = self.user_of(tuple(op.namespace))
             groups.setdefault((uid, bool(op.refresh_ttl)), []).append((i, op))
         for (uid, refresh), group in groups.items():
-            topics = [rows_.topic_of(op.namespace, op.key) for _, op in group]
-            plan = rows_.plan_get(uid, self.memory_type, topics, refresh, self.agent_id)
+            topics = [topic_of(op.namespace, op.key) for _, op in group]
+            plan = plan_get(uid, self.memory_type, topics, refresh, self.agent_id)
             found = yield _RunPlan(plan, uid)
             for (i, _), topic in zip(group, topics, strict=True):
                 row = found.get(topic)
@@ -301,15 +320,15 @@ class _Mapping:
         if op.query is not None and not isinstance(op.query, str):
             raise InvalidArgument(f"query is a str, got {type(op.query).__name__}")
         if not query:
-            stmt = rows_.list_statement(
+            stmt = list_statement(
                 uid, self.memory_type, prefix, op.filter, op.limit, op.offset, self.agent_id
             )
-            listed = yield _RunPlan(rows_.plan_list(stmt, uid, bool(op.refresh_ttl)), uid)
+            listed = yield _RunPlan(plan_list(stmt, uid, bool(op.refresh_ttl)), uid)
             return [_search_item(r, None) for r in listed]
-        wanted = rows_.containment(prefix, indexed_only=True)
-        exact, narrowed = _equalities(op.filter)
+        wanted = containment(prefix, indexed_only=True)
+        exact, narrowed = equalities(op.filter)
         if narrowed:
-            wanted[rows_.META]["value"] = narrowed
+            wanted[META]["value"] = narrowed
         top_k = min(1000, op.offset + op.limit) if exact else 1000
         found = yield _Search(
             {
@@ -324,12 +343,11 @@ class _Mapping:
         hits = [
             r
             for r in found
-            if rows_.META in r["metadata"]
-            and rows_.matches(r["metadata"][rows_.META]["value"], op.filter)
+            if META in r["metadata"] and matches(r["metadata"][META]["value"], op.filter)
         ][op.offset : op.offset + op.limit]
-        expiring = [r["id"] for r in hits if r["metadata"][rows_.META].get("ttl") is not None]
+        expiring = [r["id"] for r in hits if r["metadata"][META].get("ttl") is not None]
         if op.refresh_ttl and expiring:
-            yield _RunPlan(rows_.plan_refresh(uid, expiring), uid)
+            yield _RunPlan(plan_refresh(uid, expiring), uid)
         return [_search_item(r, float(r["score"])) for r in hits]
 
     def _namespaces(self, op: ListNamespacesOp) -> Generator[_Step, Any, list[tuple[str, ...]]]:
@@ -342,14 +360,14 @@ class _Mapping:
                 suffix = tuple(cond.path)
             else:
                 raise InvalidArgument(f"match_type is prefix or suffix, got {cond.match_type!r}")
-        fixed = rows_.fixed_prefix(prefix)
+        fixed = fixed_prefix(prefix)
         uid = self._user_of_prefix(fixed)
-        stmt = rows_.namespaces_statement(uid, self.memory_type, fixed, self.agent_id)
-        found = yield _RunPlan(rows_.plan_namespaces(stmt), uid)
+        stmt = namespaces_statement(uid, self.memory_type, fixed, self.agent_id)
+        found = yield _RunPlan(plan_namespaces(stmt), uid)
         kept = {
             ns if op.max_depth is None else ns[: op.max_depth]
             for ns in found
-            if rows_.namespace_matches(ns, prefix, suffix)
+            if namespace_matches(ns, prefix, suffix)
         }
         return sorted(kept)[op.offset : op.offset + op.limit]
 
@@ -364,75 +382,15 @@ def _rows_of(store: MemoryStore | AsyncMemoryStore, prepared: write.Prepared) ->
     return relations.with_entities(write.new_rows(prepared, vectors, store.embedder))
 
 
-def _check_page(limit: object, offset: object) -> None:
-    for name, number, least in (("limit", limit, 1), ("offset", offset, 0)):
-        if isinstance(number, bool) or not isinstance(number, int) or number < least:
-            raise InvalidArgument(f"{name} is a whole number of at least {least}, got {number!r}")
-
-
-def _json_object(value: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``value`` as JSON gives it back, or :class:`InvalidArgument`."""
-    try:
-        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgument(f"an item's value must be a JSON object: {exc}") from exc
-    decoded: dict[str, Any] = json.loads(encoded)
-    return decoded
-
-
-def _text_of(value: dict[str, Any], fields: Sequence[str], *, explicit: bool) -> str:
-    """The memory text of a value: see the module's mapping."""
-    if explicit:
-        parts = [t for f in fields for t in get_text_at_path(value, f) if t.strip()]
-        if parts:
-            return "\n".join(parts)
-    else:
-        for name in fields:
-            found = value.get(name)
-            if isinstance(found, str) and found.strip():
-                return found
-        strings = [s for s in _strings(value) if s.strip()]
-        if strings:
-            return "\n".join(strings)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _equalities(filters: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]]:
-    """The filter's plain equalities on scalars, as a containment object, and whether they
-    are the whole filter (then the database's filtering is exact)."""
-    narrowed: dict[str, Any] = {}
-    exact = True
-    for name, wanted in rows_.check_filter(filters).items():
-        if isinstance(wanted, (str, int, float, bool)) and wanted is not None:
-            target = narrowed
-            *parents, last = name.split(".")
-            for part in parents:
-                target = target.setdefault(part, {})
-            target[last] = wanted
-        else:
-            exact = False
-    return exact, narrowed
-
-
 def _times(row: Mapping[str, Any]) -> tuple[datetime, datetime]:
-    block = row["metadata"][rows_.META]
+    block = row["metadata"][META]
     first = block.get("created_at")
     created = datetime.fromisoformat(first) if isinstance(first, str) else row["created_at"]
     return created, row["updated_at"]
 
 
 def _item(row: Mapping[str, Any]) -> Item:
-    block = row["metadata"][rows_.META]
+    block = row["metadata"][META]
     created, updated = _times(row)
     return Item(
         value=block["value"],
@@ -444,7 +402,7 @@ def _item(row: Mapping[str, Any]) -> Item:
 
 
 def _search_item(row: Mapping[str, Any], score: float | None) -> SearchItem:
-    block = row["metadata"][rows_.META]
+    block = row["metadata"][META]
     created, updated = _times(row)
     return SearchItem(
         namespace=tuple(block["namespace"]),
