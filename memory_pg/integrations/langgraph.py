@@ -252,7 +252,11 @@ class _Mapping:
         listed = list(ops)
         self._check(listed)
         results: list[Result] = [None] * len(listed)
-        yield from self._puts([(i, op) for i, op in enumerate(listed) if isinstance(op, PutOp)])
+        # Every put is checked (users, values) before anything is read or written.
+        writes = self._prepare_puts(
+            [(i, op) for i, op in enumerate(listed) if isinstance(op, PutOp)]
+        )
+        # Reads first, then the puts, as PostgresStore runs a batch.
         gets = [(i, op) for i, op in enumerate(listed) if isinstance(op, GetOp)]
         yield from self._gets(gets, results)
         for i, op in enumerate(listed):
@@ -260,9 +264,14 @@ class _Mapping:
                 results[i] = yield from self._search(op)
             elif isinstance(op, ListNamespacesOp):
                 results[i] = yield from self._namespaces(op)
+        yield from self._puts(writes)
         return results
 
-    def _puts(self, puts: list[tuple[int, PutOp]]) -> Generator[_Step, Any, None]:
+    def _prepare_puts(
+        self, puts: list[tuple[int, PutOp]]
+    ) -> list[tuple[str, list[NewItem], list[str], write.Prepared | None]]:
+        """Every put of a batch validated (no I/O): per user, its items, the topics it
+        deletes and its prepared write. A typed error here means nothing was done."""
         # The last put of a key in a batch wins, as in LangGraph's own stores.
         last: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for _, op in puts:
@@ -277,6 +286,8 @@ class _Mapping:
             else:
                 items.append(self._new_item(op))
         for uid, (items, _) in per_user.items():
+            if not items:
+                continue
             inputs = [
                 MemoryInput(
                     text=item.text,
@@ -289,10 +300,17 @@ class _Mapping:
             ]
             # Validates every item (text, metadata size) before any user's write.
             prepared[uid] = write.prepare(self.store.settings, uid, inputs, self.agent_id)
-        for uid, (items, deletes) in per_user.items():
+        return [
+            (uid, items, deletes, prepared.get(uid)) for uid, (items, deletes) in per_user.items()
+        ]
+
+    def _puts(
+        self, writes: list[tuple[str, list[NewItem], list[str], write.Prepared | None]]
+    ) -> Generator[_Step, Any, None]:
+        for uid, items, deletes, prepared in writes:
             new_rows: list[NewMemory] = []
-            if items:
-                made = yield _Call(_rows_of, (self.store, prepared[uid]))
+            if items and prepared is not None:
+                made = yield _Call(_rows_of, (self.store, prepared))
                 new_rows = with_item_hashes(made, items)
             model = self.store.embedder.model_name
             plan = plan_put(uid, self.memory_type, new_rows, items, deletes, model)
@@ -460,7 +478,7 @@ class MemoryPgStore(_Mapping, BaseStore):
         )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run LangGraph's ops: puts (one transaction per user) first, then reads, in order."""
+        """Run LangGraph's ops: the reads, in order, then the puts (one transaction per user)."""
         steps = self._batch(ops)
         try:
             step = next(steps)
@@ -520,7 +538,7 @@ class AsyncMemoryPgStore(_Mapping, BaseStore):
             self._loop = None
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run LangGraph's ops: puts (one transaction per user) first, then reads, in order."""
+        """Run LangGraph's ops: the reads, in order, then the puts (one transaction per user)."""
         self._loop = asyncio.get_running_loop()
         steps = self._batch(ops)
         try:
