@@ -184,11 +184,13 @@ def containment(prefix: Sequence[str], indexed_only: bool = False) -> dict[str, 
     return {META: block}
 
 
-def get_statement(user_id: str, memory_type: str, topic: str, agent_id: str | None) -> Select[Any]:
-    """The current row of one item (not expired), if any."""
+def get_statement(
+    user_id: str, memory_type: str, topics: Sequence[str], agent_id: str | None
+) -> Select[Any]:
+    """The current rows (not expired) of the items with these topics."""
     return select(*MEMORY_COLUMNS).where(
         *_item_rows(user_id, memory_type, agent_id),
-        m.c.topic == topic,
+        m.c.topic.in_(list(topics)),
         *current_conditions(None),
     )
 
@@ -324,11 +326,8 @@ def plan_get(
     user_id: str, memory_type: str, topics: Sequence[str], refresh: bool, agent_id: str | None
 ) -> Plan[dict[str, dict[str, Any]]]:
     """The current rows of these items by topic; with ``refresh``, their expiry moved on."""
-    found: dict[str, dict[str, Any]] = {}
-    for topic in dict.fromkeys(topics):
-        rows = yield get_statement(user_id, memory_type, topic, agent_id)
-        if rows:
-            found[topic] = dict(rows[0])
+    rows = yield get_statement(user_id, memory_type, list(dict.fromkeys(topics)), agent_id)
+    found = {r["topic"]: dict(r) for r in rows}
     expiring = [r["id"] for r in found.values() if _has_ttl(r)]
     if refresh and expiring:
         yield refresh_ttl_statement(user_id, expiring)
