@@ -1,0 +1,1 @@
+"""LangGraph's own store tests, adapted to run against memory-pg's LangGraph store."""
