@@ -275,7 +275,9 @@ def decide(
     same_topic = tuple(dict.fromkeys(c.id for c in candidates if c.same_topic))
     if same_topic:
         return Decision("supersede", same_topic, "topic", None, topic)
-    if memory_type not in policy.detect_types:
+    # A statement of change replaces what it names in any type but the dialogue (a
+    # todo moved or dropped is replaced too); similarity alone only in detect_types.
+    if memory_type not in policy.detect_types and memory_type == "dialogue":
         return Decision("add", topic=topic)
     changed = _changed(new_text, candidates, judge)
     if changed:
@@ -285,6 +287,8 @@ def decide(
         reason = "change" if judge is None else "judge"
         targets = tuple(dict.fromkeys(c.id for c, _ in changed))
         return Decision("supersede", targets, reason, closest.similarity, inherit, evidence)
+    if memory_type not in policy.detect_types:
+        return Decision("add", topic=topic)
     inherit = topic if topic is not None else nearest.topic
     if judge is not None:
         if nearest.similarity < policy.judge_threshold:

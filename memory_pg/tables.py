@@ -87,8 +87,8 @@ memories = Table(
     Column("agent_id", Text, nullable=True),
     Column("private", Boolean, nullable=False, server_default=text("false")),
     # The attributes its text states (age, occupation, home …:
-    # memory_pg.text.attributes), for the ranking; NULL: written before migration 0015
-    # and not analysed since (`memory-pg analyze`). Migration 0015.
+    # memory_pg.text.attributes), for the ranking; NULL: written before migration 0016
+    # and not analysed since. Migration 0016.
     Column("attributes", ARRAY(Text), nullable=True),
     PrimaryKeyConstraint("user_id", "id"),
     CheckConstraint("user_id <> '' AND length(user_id) <= 255", name="user_id"),

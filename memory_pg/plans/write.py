@@ -363,7 +363,7 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
                 policy.candidates,
                 [
                     supersede.change_word_queries(r.text)
-                    if r.memory_type in policy.detect_types
+                    if r.memory_type in policy.detect_types or r.memory_type != "dialogue"
                     else None
                     for r in chunk
                 ],

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_pg.text.attributes import asked, nouns, subject_words
+from memory_pg.text.attributes import asked, nouns, subject_words, tagged
 
 #: A description: a pointing word with a measure word ("那家", "那个", "这位"), or a
 #: relative clause before a noun ("我常去的健身房"); English "the X (that|who) I …".
@@ -134,13 +134,24 @@ def _names_near(text: str, start: int, end: int) -> list[Name]:
         forms = [f"老{surname}", f"小{surname}", *(surname + a for a in _ADDRESS.split("|"))]
         escaped = re.escape(surname)
         out.append(Name(" ".join(forms), f"(?:老|小){escaped}|{escaped}(?:{_ADDRESS})"))
-    for found in (_ZH_COPULA.match(after), _ZH_NEXT_NAME.match(after)):
-        if found and not _NOT_A_NAME.match(found.group(1)):
-            out.append(_plain(found.group(1)))
+    found = _ZH_COPULA.match(after)
+    if found and not _NOT_A_NAME.match(found.group(1)):
+        out.append(_plain(found.group(1)))
+    found = _ZH_NEXT_NAME.match(after)
+    if found and _person(found.group(1)):
+        out.append(_plain(found.group(1)))
     for found in (_EN_COPULA.match(after), _EN_BEFORE.search(before)):
         if found:
             out.append(_plain(found.group(1)))
     return [n for n in out if n.text and n.text.strip()]
+
+
+def _person(word: str) -> bool:
+    """Whether a word next to a description is a person's name: 小吴, 老周, 阿强, or
+    what jieba tags as one."""
+    if re.fullmatch(r"[小老阿][\u4e00-\u9fff]", word):
+        word = word[1]  # a surname after 小 / 老 / 阿 ("小吴"), not "老家"
+    return any(flag.startswith("nr") for _, flag in tagged(word))
 
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")

@@ -1,0 +1,110 @@
+"""A question answered by what it means, through the public store (issues 35 and 36).
+
+The attribute a question asks ranks the memory stating it above other facts about
+the same subject; a thing described is found by the name another memory gives it;
+a plainly stated change replaces the old fact and the history says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_pg.config import RankingSettings
+
+UNCLE = [
+    "我姑父老家是江西九江的",
+    "姑父在一家物流公司开货车",
+    "我姑父今年五十三岁",
+    "姑父特别爱喝茶，家里全是茶叶",
+]
+
+
+def test_the_asked_attribute_of_the_subject_ranks_first(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in UNCLE])
+    for question, answer in (
+        ("我姑父多大年纪了？", "五十三岁"),
+        ("姑父是干什么的？", "开货车"),
+        ("我姑父是哪里人？", "九江"),
+    ):
+        top = store.search(question, top_k=1)[0]
+        assert answer in top["text"], question
+        assert top["attribute_match"] == 1.0
+
+
+def test_without_the_attribute_weight_the_ranking_is_as_before(make_store: Any) -> None:
+    store = make_store(user_id="alice", ranking=RankingSettings(attribute_weight=0.0))
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in UNCLE])
+    hits = store.search("我姑父多大年纪了？", top_k=4)
+    assert all("attribute_match" not in h for h in hits)
+
+
+def test_an_age_of_someone_else_is_no_answer(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {"text": "我侄女今年六岁", "memory_type": "user_profile"},
+            {"text": "姑父在一家物流公司开货车", "memory_type": "user_profile"},
+        ]
+    )
+    hits = store.search("我姑父多大年纪了？", top_k=2)
+    by_text = {h["text"]: h for h in hits}
+    assert by_text["我侄女今年六岁"]["attribute_match"] != 1.0
+
+
+def test_a_described_place_is_found_by_the_name_a_memory_gives_it(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {"text": "我常去的那家理发店是星剪，在地铁站旁边", "memory_type": "dialogue"},
+            {"text": "星剪的剪发一次八十，有点贵", "memory_type": "dialogue"},
+            {"text": "周末去公园跑了五公里", "memory_type": "dialogue"},
+            {"text": "公司楼下新开了一家面馆", "memory_type": "dialogue"},
+        ]
+    )
+    top = [h["text"] for h in store.search("我常去的那个理发店收费怎么样？", top_k=2)]
+    assert "星剪的剪发一次八十，有点贵" in top
+    assert "我常去的那家理发店是星剪，在地铁站旁边" in top
+    # The use of what was returned is recorded as for any search.
+    used = store.search("我常去的那个理发店收费怎么样？", top_k=2, track_access=False)
+    assert all(h["access_count"] >= 1 for h in used)
+
+
+def test_another_users_name_for_it_is_never_used(make_store: Any) -> None:
+    bob = make_store(user_id="bob")
+    bob.add_memories(
+        [
+            {"text": "我常去的那家理发店是星剪", "memory_type": "dialogue"},
+            {"text": "星剪的剪发一次八十", "memory_type": "dialogue"},
+        ]
+    )
+    alice = make_store(user_id="alice")
+    alice.add_memory("我常去的那家理发店在小区门口", "dialogue")
+    hits = alice.search("我常去的那个理发店收费怎么样？", top_k=5)
+    assert [h["text"] for h in hits] == ["我常去的那家理发店在小区门口"]
+
+
+def test_a_stated_change_replaces_and_the_history_says_why(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    old = store.add_memory("The offsite is in Lisbon", "key_decision")
+    new = store.add_memory("The offsite moved to Porto", "key_decision")
+    current = [m["text"] for m in store.list_memories()]
+    assert current == ["The offsite moved to Porto"]
+    event = [e for e in store.history(old) if e["event"] == "superseded"][0]
+    assert event["detail"]["by"] == new
+    assert event["detail"]["reason"] == "change"
+    assert event["detail"]["evidence"]["cue_kind"] == "moved"
+
+
+def test_a_todo_moved_replaces_the_old_one(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memory("周六上午去车管所换驾照", "todo")
+    store.add_memory("换驾照推迟到下周六了", "todo")
+    assert [m["text"] for m in store.list_memories()] == ["换驾照推迟到下周六了"]
+
+
+def test_two_facts_of_one_noun_stay(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memory("测试环境用 MySQL", "key_decision")
+    store.add_memory("生产环境不再用 MySQL", "key_decision")
+    assert len(store.list_memories()) == 2
