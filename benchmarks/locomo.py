@@ -488,6 +488,9 @@ VARIANTS = {
     "no-dialogue": lambda b: replace(b, question_discount=0.0, answer_share=0.0),
     # Entities the question names not weighed (the ranking before 2026-12-05's second).
     "no-entities": lambda b: replace(b, entity_weight=0.0),
+    # The attribute a question asks and the thing it describes not weighed (issue 35).
+    "no-attributes": lambda b: replace(b, attribute_weight=0.0),
+    "attributes-half": lambda b: replace(b, attribute_weight=0.5),
 }
 
 

@@ -195,7 +195,10 @@ def plan_search(
                 window=window,
                 names=names,
             )
-            rows = _better_of(rows, named, top_k)
+            # Only the memories that name it gain by the name: the rest of the second
+            # search is the first one's words again.
+            naming = [r for r in named if any(n.named_in(str(r["text"])) for n in names)]
+            rows = _better_of(rows, Rows(naming), top_k)
         if touch and rows:
             yield record_use(user_id, [r["id"] for r in rows])
         return _search_results(rows, vector, False, user_id, heavy_users)

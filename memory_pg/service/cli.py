@@ -174,7 +174,8 @@ def _store_options(ctx: Any) -> _StoreOptions:
 def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
     with _service_extra("serve"):
         from memory_pg.service.guard import GuardSettings
-        from memory_pg.service.http import ServiceSettings, request_log, serve
+        from memory_pg.service.http import ServiceSettings, request_log
+        from memory_pg.service.serving import serve
     # A line per request at the default level too: -v adds the rest (uvicorn, alembic).
     request_log.setLevel(min(logging.getLogger().getEffectiveLevel(), logging.INFO))
     settings = ServiceSettings(

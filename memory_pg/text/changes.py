@@ -303,7 +303,7 @@ def judge(
         and not (product_kinds and product_kinds[0] & product_kinds[1])
     ):
         return None  # what the old text is about is not named in the new one
-    if "time" in stated(new[signal_end(new, signal) :][:16]) and "time" not in stated(old):
+    if "time" in stated(new[signal_end(new, signal) :][:40]) and "time" not in stated(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
     words_old, words_new = _content(old), _content(new)
     shared = words_old & words_new

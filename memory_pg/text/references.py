@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from memory_pg.text.attributes import asked, nouns, subject_words, tagged
 
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 #: A description: a pointing word with a measure word ("那家", "那个", "这位"), or a
 #: relative clause before a noun ("我常去的健身房"); English "the X (that|who) I …".
 _DESCRIBES = re.compile(
@@ -68,6 +69,19 @@ class Name:
 
     text: str
     pattern: str
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names it: one of its forms, Latin ones as words."""
+        folded = text.casefold()
+        for form in (
+            self.text.split(" ") if " " in self.text and _HAN.search(self.text) else [self.text]
+        ):
+            if _HAN.search(form):
+                if form in text:
+                    return True
+            elif re.search(r"(?<![a-z0-9_])" + re.escape(form.casefold()), folded):
+                return True
+        return False
 
 
 @lru_cache(maxsize=1024)

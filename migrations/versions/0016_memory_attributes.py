@@ -8,9 +8,10 @@ about the same subject.
 
 Adding a nullable column with no default rewrites nothing: instant on a large
 table, with a short ACCESS EXCLUSIVE lock (waited for at most 5 s, as 0011).
-Existing rows get NULL: they rank as before (no attribute matched) until
-``memory-pg analyze`` fills them in batches; a migration holds no analysis of its
-own, so what it would write could not change with the analysis. The downgrade
+Existing rows get NULL: they rank as before (no attribute matched); a memory
+written, imported or replaced from now on is analysed. A migration holds no
+analysis of its own (a frozen revision must not change with the rules), so the
+backfill of old rows is left to a job, not written yet (CHANGELOG). The downgrade
 drops the column (the analysis is derived from the text: nothing is lost).
 
 Revision ID: 0016

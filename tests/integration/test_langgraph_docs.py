@@ -27,7 +27,7 @@ def blocks(path: Path, after: str = "") -> list[str]:
 
 def test_the_docs_blocks_run(db_url, tmp_path):
     docs = blocks(ROOT / "docs" / "langgraph.md")
-    readme = blocks(ROOT / "README.md", after="## Use it from LangGraph")[:1]
+    readme = blocks(ROOT / "README.md", after="## LangGraph / LangMem")[:1]
     assert len(docs) == 4 and len(readme) == 1
     env = dict(os.environ, MEMORY_PG_DATABASE_URL=db_url, PYTHONWARNINGS="ignore")
     done = subprocess.run(

@@ -90,7 +90,7 @@ def test_a_stated_change_replaces_and_the_history_says_why(make_store: Any) -> N
     new = store.add_memory("The offsite moved to Porto", "key_decision")
     current = [m["text"] for m in store.list_memories()]
     assert current == ["The offsite moved to Porto"]
-    event = [e for e in store.history(old) if e["event"] == "superseded"][0]
+    event = next(e for e in store.history(old) if e["event"] == "superseded")
     assert event["detail"]["by"] == new
     assert event["detail"]["reason"] == "change"
     assert event["detail"]["evidence"]["cue_kind"] == "moved"

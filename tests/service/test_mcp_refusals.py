@@ -9,7 +9,7 @@ from tests.integration._security_support import row_counts
 from tests.service.test_http_refusals import FACTS
 from tests.service.test_mcp import TOOLS, _data, _error_text, http_client, stdio_server
 
-WRITE_TOOLS = {"add_memory", "update_memory", "forget_memory"}
+WRITE_TOOLS = {"add_memory", "update_memory", "forget_memory", "restore_memory"}
 
 
 async def test_listing_an_unknown_memory_type_is_a_tool_error(service, fresh_user):

@@ -74,7 +74,8 @@ def test_at_the_default_level_it_says_where_it_listens_and_logs_each_request(ser
         first = log.read_text().strip().splitlines()
         assert len(first) == 1 and first[0].startswith("memory-pg: listening on http://"), first
         base = first[0].removeprefix("memory-pg: listening on ")
-        assert httpx.get(base + "/readyz?q=secret", timeout=30).status_code == 200
+        # An unknown query parameter is refused (issue 38), and logged without its text.
+        assert httpx.get(base + "/readyz?q=secret", timeout=30).status_code == 400
         assert httpx.get(base + "/v1/search", timeout=30).status_code in (401, 405)
     finally:
         # Uvicorn re-raises SIGTERM once it has shut down cleanly: -15 is a clean exit.
