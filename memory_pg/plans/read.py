@@ -200,7 +200,8 @@ def plan_search(
             naming = [r for r in named if any(n.named_in(str(r["text"])) for n in names)]
             rows = _better_of(rows, Rows(naming), top_k)
         if touch and rows:
-            yield record_use(user_id, [r["id"] for r in rows])
+            # The use is the plan's last statement, as a search's own touch is.
+            yield final(record_use(user_id, [r["id"] for r in rows]))
         return _search_results(rows, vector, False, user_id, heavy_users)
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, filters, expand)

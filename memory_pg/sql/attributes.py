@@ -3,16 +3,14 @@ for (a pure builder, no I/O; see :func:`memory_pg.scoring.attribute_boost`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Boolean, ColumnElement, Float, and_, case, func, literal
 
 from memory_pg.config import RankingSettings
-from memory_pg.entities import has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
-from memory_pg.text.references import Name
+from memory_pg.text.references import Name, word_pattern
 
 
 def states_asked(attributes: ColumnElement[Any], asked: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -39,14 +37,9 @@ def asked_about(
 
 def subject_pattern(words: Sequence[str]) -> str:
     """A PostgreSQL regular expression (for ``~*``) that finds any of the question's
-    subject words (:func:`memory_pg.text.attributes.subject_words`): a Chinese one
-    anywhere, another at the start of a word ("landlord" finds "landlord's"). Every
-    character but a letter or digit is escaped."""
-    alternatives = []
-    for word in words:
-        escaped = re.sub(r"([^\w])", r"\\\1", word)
-        alternatives.append(escaped if has_han(word) else "(^|[^[:alnum:]_])" + escaped)
-    return "|".join(alternatives)
+    subject words (:func:`memory_pg.text.attributes.subject_words`), each by
+    :func:`memory_pg.text.references.word_pattern`."""
+    return "|".join(word_pattern(word) for word in words)
 
 
 def attribute_factor(

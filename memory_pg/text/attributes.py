@@ -392,18 +392,12 @@ _EN_ASKING = frozenset(
 _ZH_ASKING = frozenset("东西 时候 事情 情况 什么 多少 问题 方面".split())
 
 
-def attribute(name: str) -> Attribute:
-    """The attribute called ``name`` (KeyError for an unknown one)."""
-    return _BY_NAME[name]
-
-
 __all__ = [
     "ANSWERED_BY",
     "ATTRIBUTES",
     "Attribute",
     "answered_by",
     "asked",
-    "attribute",
     "stated",
     "subject_words",
     "tagged",

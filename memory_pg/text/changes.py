@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg.entities import has_han
 from memory_pg.text.attributes import stated, tagged
 
 #: Signals of change by kind, each a concept in both languages.
@@ -145,7 +146,6 @@ _HOLDERS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
-_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9.+#'-]*[A-Za-z0-9+#]|[A-Za-z]")
 #: Words that say when or how a change happened, not what it is about.
 _FILLER = frozenset(
     "last week month year yesterday today ago just recently finally already since ago "
@@ -234,7 +234,7 @@ def _holders(text: str) -> set[str]:
     its first verb; after it, such a word is a value ("紧急联系人是我妈")."""
     verb = _VERB.search(text)
     zone = text[: verb.start()] if verb else text
-    zone = zone[:24] if re.search(r"[\u4e00-\u9fff]", zone[:8]) is None else zone[:6]
+    zone = zone[:24] if not has_han(zone[:8]) else zone[:6]
     return {(m.group(1) or m.group(2)).lower() for m in _HOLDERS.finditer(zone)}
 
 
@@ -243,7 +243,7 @@ def _values(text: str) -> set[str]:
     handles, addresses: "MySQL", "jake@acme.io", "4B"). In English, a word is a name
     when it is capitalised past the sentence's first word, or holds a digit or a mark."""
     numbers = {n.replace(",", "") for n in _NUMBER.findall(text)}
-    han = re.search(r"[\u4e00-\u9fff]", text) is not None
+    han = has_han(text)
     names: set[str] = set()
     for m in _LATIN_VALUE.finditer(text):
         word = m.group(0)
@@ -369,7 +369,7 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
 
 def _zone(text: str) -> set[str]:
     """The words before a text's first verb: what it is about ("测试环境", "Server A")."""
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if has_han(text):
         words: set[str] = set()
         for word, flag in tagged(text):
             if flag.startswith(("v", "p")) or word in "是在对有":

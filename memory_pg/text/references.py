@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_pg.entities import has_han
 from memory_pg.text.attributes import asked, nouns, subject_words, tagged
 
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 #: A description: a pointing word with a measure word ("那家", "那个", "这位"), or a
 #: relative clause before a noun ("我常去的健身房"); English "the X (that|who) I …".
 _DESCRIBES = re.compile(
@@ -74,9 +74,9 @@ class Name:
         """Whether ``text`` names it: one of its forms, Latin ones as words."""
         folded = text.casefold()
         for form in (
-            self.text.split(" ") if " " in self.text and _HAN.search(self.text) else [self.text]
+            self.text.split(" ") if " " in self.text and has_han(self.text) else [self.text]
         ):
-            if _HAN.search(form):
+            if has_han(form):
                 if form in text:
                     return True
             elif re.search(r"(?<![a-z0-9_])" + re.escape(form.casefold()), folded):
@@ -177,10 +177,15 @@ def _sentence_end(text: str, at: int) -> int:
 
 
 def _plain(name: str) -> Name:
-    escaped = re.sub(r"([^\w])", r"\\\1", name)
-    if re.search(r"[\u4e00-\u9fff]", name):
-        return Name(name, escaped)
-    return Name(name, "(^|[^[:alnum:]_])" + escaped)
+    return Name(name, word_pattern(name))
 
 
-__all__ = ["Name", "name_in", "names_given", "refers"]
+def word_pattern(word: str) -> str:
+    """A PostgreSQL regular expression that finds ``word`` in a memory's text: a
+    Chinese one anywhere, another at the start of a word ("landlord" finds
+    "landlord's"). Every character but a letter or digit is escaped."""
+    escaped = re.sub(r"([^\w])", r"\\\1", word)
+    return escaped if has_han(word) else "(^|[^[:alnum:]_])" + escaped
+
+
+__all__ = ["Name", "name_in", "names_given", "refers", "word_pattern"]
