@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Depends, FastAPI, Response
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text as sql_text
 
@@ -62,6 +61,7 @@ from memory_pg.service.responses import (
     RequestTooLarge,
     add_handlers,
     error_body,
+    json_response,
     status_of,
 )
 from memory_pg.service.tokens import TokenInfo
@@ -287,10 +287,6 @@ def _log_path(scope: Scope) -> str:
     return "(no route)"
 
 
-def _json(content: Any, status_code: int = 200) -> JSONResponse:
-    return JSONResponse(jsonable_encoder(content), status_code=status_code)
-
-
 def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None) -> FastAPI:
     """The FastAPI app over ``store`` (opened on start-up, closed on shutdown).
 
@@ -383,7 +379,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         """Store one memory; returns its id (an existing one for a repeat)."""
         fields = _memory_item(info, body)
         memory_id = await store.add_memory(user_id=info.user_id, agent_id=info.agent_id, **fields)
-        return _json({"id": memory_id}, 201)
+        return json_response({"id": memory_id}, 201)
 
     @app.post("/v1/memories/batch", status_code=201, tags=["memories"])
     async def add_batch(body: BatchBody, info: WriterToken) -> JSONResponse:
@@ -399,7 +395,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             )
         items = [_memory_item(info, item) for item in body.items]
         ids = await store.add_memories(items, user_id=info.user_id, agent_id=info.agent_id)
-        return _json({"ids": ids}, 201)
+        return json_response({"ids": ids}, 201)
 
     @app.post("/v1/search", tags=["memories"])
     async def search(body: SearchBody, info: UserToken) -> JSONResponse:
@@ -420,7 +416,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             agent_ids=body.agent_ids,
             expand=body.expand,
         )
-        return _json({"results": results})
+        return json_response({"results": results})
 
     @app.get("/v1/memories", tags=["memories"])
     async def recent(
@@ -439,7 +435,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             limit=limit,
             agent_id=info.agent_id,
         )
-        return _json({"memories": rows})
+        return json_response({"memories": rows})
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])
     async def get(memory_id: str, info: UserToken) -> JSONResponse:
@@ -447,7 +443,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         row = await store.get(memory_id, user_id=info.user_id, agent_id=info.agent_id)
         if row is None:
             raise MemoryNotFound(f"no memory {memory_id} for this user")
-        return _json(row)
+        return json_response(row)
 
     @app.put("/v1/memories/{memory_id}", tags=["memories"])
     async def replace(memory_id: str, body: ReplaceBody, info: WriterToken) -> JSONResponse:
@@ -461,7 +457,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             importance=body.importance,
             agent_id=info.agent_id,
         )
-        return _json({"id": new_id, "replaced": memory_id})
+        return json_response({"id": new_id, "replaced": memory_id})
 
     @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
     async def restore(memory_id: str, info: WriterToken) -> JSONResponse:
@@ -472,7 +468,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         expired. The history records a ``restored`` event naming the token's agent.
         """
         report = await store.restore(memory_id, user_id=info.user_id, agent_id=info.agent_id)
-        return _json(report)
+        return json_response(report)
 
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
     async def delete(memory_id: str, info: WriterToken, body: EraseBody | None = None) -> Response:
@@ -486,7 +482,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
     async def memory_history(memory_id: str, info: UserToken) -> JSONResponse:
         """Lifecycle events of one memory, oldest first."""
         events = await store.history(memory_id, user_id=info.user_id, agent_id=info.agent_id)
-        return _json({"events": events})
+        return json_response({"events": events})
 
     @app.get("/v1/history", tags=["memories"])
     async def user_history(info: UserToken, limit: int = DEFAULT_LIMIT) -> JSONResponse:
@@ -494,7 +490,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputTooMany(f"limit must be between 1 and {MAX_LIMIT}")
         events = await store.history(user_id=info.user_id, agent_id=info.agent_id, limit=limit)
-        return _json({"events": events})
+        return json_response({"events": events})
 
     @app.get("/v1/export", tags=["user"])
     async def export(info: WholeUserToken) -> PlainTextResponse:
@@ -509,17 +505,17 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         _check_erase(info, body)
         if info.read_only:
             raise PermissionDenied("this token is read-only")
-        return _json({"deleted": await store.clear_user_memory(info.user_id)})
+        return json_response({"deleted": await store.clear_user_memory(info.user_id)})
 
     @app.get("/v1/stats", tags=["user"])
     async def stats(info: UserToken) -> JSONResponse:
         """Counts per memory type of the token's user."""
-        return _json(await store.stats(user_id=info.user_id, agent_id=info.agent_id))
+        return json_response(await store.stats(user_id=info.user_id, agent_id=info.agent_id))
 
     @app.get("/v1/admin/stats", tags=["admin"])
     async def admin_stats(info: AdminToken) -> JSONResponse:
         """Counts of the whole database (the service's role must see every user)."""
-        return _json(await store.stats())
+        return json_response(await store.stats())
 
     @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
     async def admin_erase(
@@ -531,7 +527,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
                 raise PermissionDenied("an admin erase acts on the user of its path only")
             _no_dry_run(body)
         logger.warning("admin token %s erased a user", info.id)
-        return _json({"deleted": await store.clear_user_memory(user_id)})
+        return json_response({"deleted": await store.clear_user_memory(user_id)})
 
 
 def _check_erase(info: TokenInfo, body: EraseBody | None) -> None:

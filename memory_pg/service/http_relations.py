@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import FastAPI, Query
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from memory_pg.entities import KINDS
 from memory_pg.errors import MemoryNotFound
 from memory_pg.plans.relations import graph_dot, graph_text
 from memory_pg.service.http_auth import UserToken
+from memory_pg.service.responses import json_response
 
 if TYPE_CHECKING:
     from memory_pg.async_store import AsyncMemoryStore
-
-
-def _json(content: Any) -> JSONResponse:
-    return JSONResponse(jsonable_encoder(content))
 
 
 def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
@@ -33,7 +29,7 @@ def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
         rows = await store.related(
             memory_id, depth, limit=limit, user_id=info.user_id, agent_id=info.agent_id
         )
-        return _json({"related": rows})
+        return json_response({"related": rows})
 
     @app.get("/v1/entities", tags=["relations"])
     async def entities(
@@ -45,7 +41,7 @@ def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
         rows = await store.entities(
             kinds=kind, limit=limit, user_id=info.user_id, agent_id=info.agent_id
         )
-        return _json({"entities": rows, "kinds": list(KINDS)})
+        return json_response({"entities": rows, "kinds": list(KINDS)})
 
     @app.get("/v1/entities/{name}", tags=["relations"])
     async def entity(
@@ -61,7 +57,7 @@ def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
         )
         if found is None:
             raise MemoryNotFound(f"no entity {name!r} for this user")
-        return _json(found)
+        return json_response(found)
 
     @app.get("/v1/entities/{name}/graph", tags=["relations"], response_model=None)
     async def graph(
@@ -78,7 +74,7 @@ def add_routes(app: FastAPI, store: AsyncMemoryStore) -> None:
             return PlainTextResponse(graph_dot(found), media_type="text/vnd.graphviz")
         if format == "text":
             return PlainTextResponse(graph_text(found))
-        return _json(found)
+        return json_response(found)
 
 
 __all__ = ["add_routes"]

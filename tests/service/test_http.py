@@ -242,3 +242,22 @@ def test_agents_of_one_user_share_decisions_and_keep_private_notes(service, fres
         assert p.get("/v1/export").status_code == 403
         assert p.delete("/v1/user").status_code == 403
         assert c.get(f"/v1/memories/{note}").status_code == 200
+
+
+def test_a_memory_comes_back_as_it_was_stored(service, fresh_user):
+    """Metadata keys, times and ids come back unchanged in every route's JSON (keys
+    starting with ``_sa`` too, which FastAPI's encoder used to drop as SQLAlchemy's)."""
+    token = service.token(fresh_user("carol")).token
+    metadata = {"_sa_source": "crm", "日期": "5月2号", "n": [1, 2.5, None, True], "o": {"k": "v"}}
+    with service.client(token) as c:
+        memory_id = _add(
+            c, "Carol's 合同 ends in May", metadata=metadata, event_time="2026-05-02T10:00:00+00:00"
+        )
+        got = c.get(f"/v1/memories/{memory_id}").json()
+        hit = c.post("/v1/search", json={"query": "Carol contract"}).json()["results"][0]
+        listed = c.get("/v1/memories").json()["memories"][0]
+    for row in (got, hit, listed):
+        assert row["id"] == memory_id
+        assert row["metadata"] == metadata
+        assert row["event_time"] == "2026-05-02T10:00:00+00:00"
+        assert row["text"] == "Carol's 合同 ends in May"
