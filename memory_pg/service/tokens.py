@@ -24,14 +24,26 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Engine, Insert, Select, TextClause, Update, func, insert, select, text
+from sqlalchemy import (
+    Engine,
+    Insert,
+    Select,
+    TextClause,
+    Update,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory_pg import exchange
 from memory_pg._validate import check_agent_id as _check_agent_id
 from memory_pg._validate import check_user_id
 from memory_pg.config import StoreSettings
 from memory_pg.errors import AuthenticationFailed, InvalidArgument
-from memory_pg.plans.protocol import translate_errors
+from memory_pg.plans.protocol import Plan, Rows, final, one, translate_errors
 from memory_pg.plans.write import parse_memory_id
 from memory_pg.sql.setup import set_tenant
 from memory_pg.tables import tokens as t
@@ -149,16 +161,23 @@ def _insert(row: Mapping[str, Any]) -> Insert:
     return insert(t).values(dict(row)).returning(*_COLUMNS)
 
 
-def _lookup(token_hash: str) -> tuple[TextClause, Select[Any]]:
-    """Reveal the row of this hash to the transaction (RLS), then read it."""
-    reveal = text(
+#: The row of a presented token's hash, read once the hash is revealed (:func:`_reveal`).
+_LOOKUP = select(*_COLUMNS, (t.c.expires_at <= func.now()).label("expired")).where(
+    t.c.token_hash == bindparam("token_hash")
+)
+
+
+def _reveal(token_hash: str) -> TextClause:
+    """Reveal the row of this hash to the transaction (RLS), with no tenant set."""
+    return text(
         "SELECT set_config('memory_pg.token_hash', :token_hash, true), "
         "set_config('memory_pg.user_id', '', true)"
     ).bindparams(token_hash=token_hash)
-    row = select(*_COLUMNS, (t.c.expires_at <= func.now()).label("expired")).where(
-        t.c.token_hash == token_hash
-    )
-    return reveal, row
+
+
+def _plan_lookup(token_hash: str) -> Plan[Rows]:
+    """The token row of a hash, read as the last statement of its transaction."""
+    return one(final((_LOOKUP, {"token_hash": token_hash})))
 
 
 def _list(user_id: str | None) -> Select[Any]:
@@ -178,7 +197,7 @@ def _revoke(user_id: str, token_id: uuid.UUID) -> Update:
 
 
 def _info(row: Any) -> TokenInfo:
-    m = row._mapping
+    m = row if isinstance(row, Mapping) else row._mapping
     return TokenInfo(
         id=str(m["id"]),
         user_id=m["user_id"],
@@ -273,11 +292,11 @@ async def verify_token(engine: AsyncEngine, token: str | None) -> TokenInfo:
     if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         logger.info("token refused: malformed")
         raise AuthenticationFailed(_REFUSED)
-    reveal, stmt = _lookup(hash_token(token))
+    token_hash = hash_token(token)
+    # One network exchange: BEGIN, the hash revealed, the row read, COMMIT.
     with translate_errors():
-        async with engine.begin() as conn:
-            await conn.execute(reveal)
-            row = (await conn.execute(stmt)).first()
+        rows = await exchange.run_async(engine, (_reveal(token_hash),), _plan_lookup(token_hash))
+    row = rows[0] if rows else None
     if row is None:
         logger.info("token refused: unknown")
         raise AuthenticationFailed(_REFUSED)
@@ -285,7 +304,7 @@ async def verify_token(engine: AsyncEngine, token: str | None) -> TokenInfo:
     if info.revoked_at is not None:
         logger.info("token %s refused: revoked", info.id)
         raise AuthenticationFailed(_REFUSED)
-    if row._mapping["expired"]:
+    if row["expired"]:
         logger.info("token %s refused: expired", info.id)
         raise AuthenticationFailed(_REFUSED)
     return info

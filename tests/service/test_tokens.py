@@ -173,3 +173,38 @@ def test_the_app_role_sees_a_token_only_by_its_hash_or_its_tenant(engine, raw):
                     "INSERT INTO memory_pg_tokens (user_id, token_hash) VALUES ('alice', %s)",
                     ("0" * 64,),
                 )
+
+
+def test_a_token_is_verified_in_one_network_exchange_as_the_app_role(
+    db_url, engine, raw, embedder, make_store
+):
+    """BEGIN, the hash revealed, the row read and COMMIT go out together: a request's
+    token costs one wait for the server (it was four), and a token revoked after one
+    request is refused at the next (nothing of the row is kept between requests)."""
+    from memory_pg.async_store import AsyncMemoryStore
+    from tests.integration._exchanges import traced
+    from tests.integration._security_support import login_role, url_as
+
+    make_store()  # records the model (the app role may not write settings)
+    alice = create_token(engine, "alice", agent_id="coder")
+
+    async def go(app_url):
+        async with AsyncMemoryStore(app_url, embedder=embedder) as store:
+            await store.engine.dispose()
+            with traced(store.engine.sync_engine, dispose=False) as seen:
+                infos = [await verify_token(store.engine, alice.token) for _ in range(3)]
+                await store.engine.dispose()
+            assert revoke_token(engine, "alice", alice.info.id)
+            with pytest.raises(AuthenticationFailed):
+                await verify_token(store.engine, alice.token)
+            return infos, seen
+
+    with login_role(raw, "memory_pg_app") as (name, password):
+        infos, seen = asyncio.run(go(url_as(db_url, name, password)))
+    assert {(i.user_id, i.agent_id) for i in infos} == {("alice", "coder")}
+    assert len(seen.exchanges) == 3
+    for exchange in seen.exchanges:
+        # Each Parse names its statement ("" unnamed), then the text.
+        kinds = [s.strip('" ').split()[0].rstrip('"') for s in exchange.statements()]
+        assert kinds == ["BEGIN", "SELECT", "SELECT", "COMMIT"]
+        assert [kind for kind, _ in exchange.sent].count("Sync") == 1
