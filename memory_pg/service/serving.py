@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from typing import Any, cast
 
@@ -10,6 +11,27 @@ from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
 from memory_pg.service.guard import Guard, protocol_class
 from memory_pg.service.http import ServiceSettings, create_app
+
+#: Connections the service keeps open: as many as a store may hold by default
+#: (``pool_size + max_overflow``), none of them opened and closed again under load.
+POOL_SIZE = StoreSettings.pool_size + StoreSettings.max_overflow
+
+
+def service_store_settings(pooler: str | None = None) -> StoreSettings:
+    """The store settings of a service process: the default ones, with a pool that keeps
+    its connections.
+
+    Under a store's default pool (5 kept, 5 more under load) a busy service opened and
+    closed a PostgreSQL session every dozen or so requests: SQLAlchemy's pool closes an
+    overflow connection when it comes back to a full pool, and the service's demand
+    moves around the pool's size all the time. Each new session cost the server a
+    backend (``benchmarks/service_load.py``, 32 clients: 0.03 to 0.07 new sessions per
+    request, about a quarter of PostgreSQL's CPU on a search). The service keeps the same
+    ten open instead.
+    """
+    settings = StoreSettings(pool_size=POOL_SIZE, max_overflow=0)
+    # Without one given, the default's: MEMORY_PG_POOLER, read by StoreSettings.
+    return dataclasses.replace(settings, pooler=pooler) if pooler else settings
 
 
 def serve(
@@ -32,7 +54,7 @@ def serve(
         home=home,
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
-        settings=StoreSettings(pooler=pooler) if pooler else None,
+        settings=service_store_settings(pooler),
     )
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -74,4 +96,4 @@ def serve(
     asyncio.run(run())
 
 
-__all__ = ["serve"]
+__all__ = ["POOL_SIZE", "serve", "service_store_settings"]
