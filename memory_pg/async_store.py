@@ -146,12 +146,12 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         with translate_errors():
             if conn is not None:
                 for stmt in first:
-                    await conn.execute(stmt)
+                    await conn.execute(*split_step(stmt))
                 yield conn
                 return
             async with self.engine.begin() as own:
                 for stmt in first:
-                    await own.execute(stmt)
+                    await own.execute(*split_step(stmt))
                 yield own
 
     async def close(self) -> None:

@@ -10,6 +10,14 @@ one) and sends them with one ``Sync``: a search is one exchange. A plan of more
 statements continues after its first exchange in the open transaction, one
 exchange per statement, then ``COMMIT``.
 
+``BEGIN`` and the first statements (:func:`~memory_pg.plans.protocol.begin`: shared
+statements and their values) go to psycopg directly, their text compiled once:
+through SQLAlchemy each cost about as much client CPU as the search statement's own
+execution (its result handling, its cursor description, a greenlet hand-off), and
+their rows are not read. A driver error on one of them is wrapped as SQLAlchemy
+would wrap it (invalidating a lost connection), so it reaches
+:func:`~memory_pg.plans.protocol.translate_errors` and the retry below the same way.
+
 The messages are the extended protocol's, as before (no multi-statement strings),
 so prepared statements stay where the pooler allows them
 (:mod:`memory_pg.pooling`) and a pooler in transaction mode sees one transaction
@@ -44,8 +52,10 @@ import psycopg
 from psycopg import pq
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from sqlalchemy.sql import Executable, text
+from sqlalchemy.sql import text
+from sqlalchemy.sql.elements import TextClause
 
 from memory_pg.plans.protocol import Final, Plan, Rows, Step, materialise, split_step
 
@@ -55,7 +65,6 @@ T = TypeVar("T")
 PING_AFTER_IDLE_S = 5.0
 
 _IDLE_SINCE = "memory_pg_idle_since"
-_BEGIN = text("BEGIN")
 _COMMIT = text("COMMIT")
 
 
@@ -145,6 +154,90 @@ if _CONVERT_OK:
             self.dump(vars)
 
 
+# -- the first statements, straight to psycopg -----------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(statement: TextClause, dialect: Dialect) -> str:
+    """The text psycopg runs for a shared statement (placeholders and casts as
+    SQLAlchemy renders them), compiled once per statement object."""
+    return str(statement.compile(dialect=dialect))
+
+
+def _direct(step: Step, dialect: Dialect) -> tuple[str, dict[str, Any]] | None:
+    """A first statement that psycopg can run directly: a shared text statement and its
+    values (a :class:`~memory_pg.sql.core.Bound`); None for any other step."""
+    if isinstance(step, tuple) and not isinstance(step, Final):
+        statement, values = step
+        if isinstance(statement, TextClause) and values is not None:
+            return _compiled(statement, dialect), values
+    return None
+
+
+def _wrapped(exc: psycopg.Error, sql: str, dialect: Dialect, invalidated: bool) -> Exception:
+    """A driver error of a statement sent directly, as SQLAlchemy raises one of its own."""
+    return sa_exc.DBAPIError.instance(
+        sql,
+        None,
+        exc,
+        psycopg.Error,
+        hide_parameters=True,
+        connection_invalidated=invalidated,
+        dialect=dialect,
+    )
+
+
+def _send_first(conn: Connection, raw: psycopg.Connection[Any], first: Sequence[Step]) -> None:
+    """``BEGIN`` and the first statements, queued in the pipeline."""
+    _send(conn, raw, "BEGIN", None)
+    for step in first:
+        direct = _direct(step, conn.dialect)
+        if direct is None:
+            conn.execute(*split_step(step))
+        else:
+            _send(conn, raw, *direct)
+
+
+def _send(
+    conn: Connection, raw: psycopg.Connection[Any], sql: str, values: dict[str, Any] | None
+) -> None:
+    try:
+        raw.execute(sql, values)
+    except psycopg.Error as exc:
+        lost = raw.closed or raw.broken  # SQLAlchemy's test for psycopg
+        if lost:
+            conn.invalidate(exc)
+        raise _wrapped(exc, sql, conn.dialect, lost) from exc
+
+
+async def _send_first_async(
+    conn: AsyncConnection, raw: psycopg.AsyncConnection[Any], first: Sequence[Step]
+) -> None:
+    """:func:`_send_first` on an :class:`AsyncConnection`."""
+    await _send_async(conn, raw, "BEGIN", None)
+    for step in first:
+        direct = _direct(step, conn.dialect)
+        if direct is None:
+            await conn.execute(*split_step(step))
+        else:
+            await _send_async(conn, raw, *direct)
+
+
+async def _send_async(
+    conn: AsyncConnection,
+    raw: psycopg.AsyncConnection[Any],
+    sql: str,
+    values: dict[str, Any] | None,
+) -> None:
+    try:
+        await raw.execute(sql, values)
+    except psycopg.Error as exc:
+        lost = raw.closed or raw.broken  # SQLAlchemy's test for psycopg
+        if lost:
+            await conn.invalidate(exc)
+        raise _wrapped(exc, sql, conn.dialect, lost) from exc
+
+
 # -- the pipelined transaction ------------------------------------------------------------
 
 
@@ -219,7 +312,7 @@ def _lost(exc: BaseException) -> bool:
 
 def run(
     engine: Engine,
-    first: Sequence[Executable],
+    first: Sequence[Step],
     plan: Plan[T],
     place: contextlib.AbstractContextManager[None] | None = None,
 ) -> T:
@@ -233,14 +326,14 @@ def run(
         return _run(engine, first, plan, step)
 
 
-def _run(engine: Engine, first: Sequence[Executable], plan: Plan[T], step: Step) -> T:
+def _run(engine: Engine, first: Sequence[Step], plan: Plan[T], step: Step) -> T:
     for attempt in (1, 2):
         with engine.connect() as conn:
             driver = conn.connection.driver_connection
             if not (isinstance(driver, psycopg.Connection) and _can_pipeline(driver)):
                 with conn.begin():
                     for stmt in first:
-                        conn.execute(stmt)
+                        conn.execute(*split_step(stmt))
                     return _finish(conn, plan, _execute(conn, step))
             with _autocommit(conn, driver) as raw:
                 try:
@@ -258,7 +351,7 @@ def _run(engine: Engine, first: Sequence[Executable], plan: Plan[T], step: Step)
 
 
 def _pipelined(
-    conn: Connection, raw: psycopg.Connection[Any], first: Sequence[Executable], step: Step
+    conn: Connection, raw: psycopg.Connection[Any], first: Sequence[Step], step: Step
 ) -> Rows:
     ending = _Ending(commit=isinstance(step, Final))
     raw.cursor_factory = _factory(_EndingCursor, ending)
@@ -266,9 +359,7 @@ def _pipelined(
         with contextlib.ExitStack() as stack:
             ending.stack = stack
             stack.enter_context(raw.pipeline())
-            conn.execute(_BEGIN)
-            for stmt in first:
-                conn.execute(stmt)
+            _send_first(conn, raw, first)
             ending.armed = True
             return materialise(conn.execute(*split_step(step)))
     finally:
@@ -318,7 +409,7 @@ def _finish(conn: Connection, plan: Plan[T], rows: Rows) -> T:
 # -- the asyncio twin ---------------------------------------------------------------------
 
 
-async def run_async(engine: AsyncEngine, first: Sequence[Executable], plan: Plan[T]) -> T:
+async def run_async(engine: AsyncEngine, first: Sequence[Step], plan: Plan[T]) -> T:
     """:func:`run` on an :class:`AsyncEngine`."""
     step, value = _first(plan)
     if step is None:
@@ -329,7 +420,7 @@ async def run_async(engine: AsyncEngine, first: Sequence[Executable], plan: Plan
             if not (isinstance(driver, psycopg.AsyncConnection) and _can_pipeline(driver)):
                 async with conn.begin():
                     for stmt in first:
-                        await conn.execute(stmt)
+                        await conn.execute(*split_step(stmt))
                     return await _finish_async(conn, plan, await _execute_async(conn, step))
             async with _autocommit_async(conn, driver) as raw:
                 try:
@@ -349,7 +440,7 @@ async def run_async(engine: AsyncEngine, first: Sequence[Executable], plan: Plan
 async def _pipelined_async(
     conn: AsyncConnection,
     raw: psycopg.AsyncConnection[Any],
-    first: Sequence[Executable],
+    first: Sequence[Step],
     step: Step,
 ) -> Rows:
     ending = _Ending(commit=isinstance(step, Final))
@@ -358,9 +449,7 @@ async def _pipelined_async(
         async with contextlib.AsyncExitStack() as stack:
             ending.astack = stack
             await stack.enter_async_context(raw.pipeline())
-            await conn.execute(_BEGIN)
-            for stmt in first:
-                await conn.execute(stmt)
+            await _send_first_async(conn, raw, first)
             ending.armed = True
             return materialise(await conn.execute(*split_step(step)))
     finally:

@@ -159,12 +159,12 @@ class MemoryStore(StoreBase[Engine]):
             if conn is not None:
                 # The caller's transaction: join it, never commit it.
                 for stmt in first:
-                    conn.execute(stmt)
+                    conn.execute(*split_step(stmt))
                 yield conn
                 return
             with self._place(), self.engine.begin() as own:
                 for stmt in first:
-                    own.execute(stmt)
+                    own.execute(*split_step(stmt))
                 yield own
 
     def _place(self) -> contextlib.AbstractContextManager[None]:

@@ -17,7 +17,6 @@ from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.sql import Executable
-from sqlalchemy.sql.elements import TextClause
 
 from memory_pg import pooling
 from memory_pg.config import StoreSettings
@@ -89,9 +88,11 @@ def begin(
     settings: StoreSettings,
     pooler: str,
     ef_search: int | None = None,
-) -> tuple[TextClause, ...]:
+) -> tuple[Bound, ...]:
     """The first statements of every transaction: the tenant, and behind a pooler the
-    statement timeout (which cannot be set when the connection starts).
+    statement timeout (which cannot be set when the connection starts). Each is a
+    shared statement and its values (``conn.execute(*bound)``), so that
+    :mod:`memory_pg.exchange` compiles it once.
 
     With ``ef_search`` (a search, or a write whose supersession candidates are found
     by the same kind of nearest-neighbour query), the HNSW settings too (its
@@ -100,10 +101,10 @@ def begin(
     made for them.
     """
     timeout = settings.statement_timeout_ms if pooling.settings_per_transaction(pooler) else None
-    tenant = setup.set_tenant(user_id, ef_search, statement_timeout_ms=timeout)
+    tenant = setup.bound_tenant(user_id, ef_search, statement_timeout_ms=timeout)
     if ef_search is None or not user_id or pooler == "transaction":  # no prepared plans there
         return (tenant,)
-    return (tenant, setup.plan_for_user(user_id))
+    return (tenant, setup.bound_plan_for_user(user_id))
 
 
 #: SQLSTATE lock_not_available: a statement waited past a ``lock_timeout``.

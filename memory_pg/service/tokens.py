@@ -28,7 +28,7 @@ from sqlalchemy import (
     Engine,
     Insert,
     Select,
-    TextClause,
+    String,
     Update,
     bindparam,
     func,
@@ -45,6 +45,7 @@ from memory_pg.config import StoreSettings
 from memory_pg.errors import AuthenticationFailed, InvalidArgument
 from memory_pg.plans.protocol import Plan, Rows, final, one, translate_errors
 from memory_pg.plans.write import parse_memory_id
+from memory_pg.sql.core import Bound
 from memory_pg.sql.setup import set_tenant
 from memory_pg.tables import tokens as t
 
@@ -167,12 +168,15 @@ _LOOKUP = select(*_COLUMNS, (t.c.expires_at <= func.now()).label("expired")).whe
 )
 
 
-def _reveal(token_hash: str) -> TextClause:
+_REVEAL = text(
+    "SELECT set_config('memory_pg.token_hash', :token_hash, true), "
+    "set_config('memory_pg.user_id', '', true)"
+).bindparams(bindparam("token_hash", type_=String))
+
+
+def _reveal(token_hash: str) -> Bound:
     """Reveal the row of this hash to the transaction (RLS), with no tenant set."""
-    return text(
-        "SELECT set_config('memory_pg.token_hash', :token_hash, true), "
-        "set_config('memory_pg.user_id', '', true)"
-    ).bindparams(token_hash=token_hash)
+    return Bound(_REVEAL, {"token_hash": token_hash})
 
 
 def _plan_lookup(token_hash: str) -> Plan[Rows]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sqlalchemy import (
     Delete,
     Insert,
+    Integer,
     Select,
+    String,
     TextClause,
+    bindparam,
     delete,
     func,
     select,
@@ -16,6 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert
 
+from memory_pg.sql.core import Bound
 from memory_pg.tables import settings
 
 _TENANT = "set_config('memory_pg.user_id', :user_id, true)"
@@ -36,7 +41,7 @@ _PLAN_FOR_USER = text(
     "LIMIT :n) AS held) >= :n THEN 'force_custom_plan' "
     "WHEN current_setting('plan_cache_mode') = 'auto' THEN 'force_generic_plan' "
     "ELSE current_setting('plan_cache_mode') END, true)"
-)
+).bindparams(bindparam("user_id", type_=String), bindparam("n", type_=Integer))
 
 
 #: The settings-table key holding the embedding model and dimension.
@@ -53,15 +58,35 @@ def set_tenant(
     it sets the transaction's ``statement_timeout`` too (behind a pooler, where the
     timeout cannot be set when the connection starts).
     """
+    bound = bound_tenant(user_id, ef_search, statement_timeout_ms=statement_timeout_ms)
+    statement = _tenant_statement(ef_search is not None, statement_timeout_ms is not None)
+    return statement.bindparams(**bound.params)
+
+
+def bound_tenant(
+    user_id: str | None, ef_search: int | None = None, *, statement_timeout_ms: int | None = None
+) -> Bound:
+    """:func:`set_tenant` as one shared statement and this transaction's values: the
+    statement text is compiled once per connection's dialect (:mod:`memory_pg.exchange`)."""
     params: dict[str, str] = {"user_id": user_id or ""}
-    sql = "SELECT " + _TENANT
     if ef_search is not None:
-        sql += ", " + _HNSW
         params["ef"] = str(ef_search)
     if statement_timeout_ms is not None:
-        sql += ", " + _TIMEOUT
         params["timeout"] = str(int(statement_timeout_ms))
-    return text(sql).bindparams(**params)
+    return Bound(_tenant_statement(ef_search is not None, statement_timeout_ms is not None), params)
+
+
+@functools.cache
+def _tenant_statement(hnsw: bool, timeout: bool) -> TextClause:
+    sql = "SELECT " + _TENANT
+    names = ["user_id"]
+    if hnsw:
+        sql += ", " + _HNSW
+        names.append("ef")
+    if timeout:
+        sql += ", " + _TIMEOUT
+        names.append("timeout")
+    return text(sql).bindparams(*(bindparam(name, type_=String) for name in names))
 
 
 def plan_for_user(user_id: str) -> TextClause:
@@ -88,6 +113,11 @@ def plan_for_user(user_id: str) -> TextClause:
     security: run it after the tenant is set.
     """
     return _PLAN_FOR_USER.bindparams(user_id=user_id, n=CUSTOM_PLAN_MIN_ROWS)
+
+
+def bound_plan_for_user(user_id: str) -> Bound:
+    """:func:`plan_for_user` as one shared statement and this user's values."""
+    return Bound(_PLAN_FOR_USER, {"user_id": user_id, "n": CUSTOM_PLAN_MIN_ROWS})
 
 
 def read_setting(key: str) -> Select[Any]:

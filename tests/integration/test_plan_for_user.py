@@ -21,13 +21,14 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.plans import read
 from memory_pg.sql import setup
 from memory_pg.sql.search import SearchFilters
 from memory_pg.store import MemoryStore
+from tests.integration._exchanges import traced
 
 HEAVY = 12  # memories of the heavy user; the threshold is lowered to this for the test
 
@@ -201,8 +202,9 @@ def test_a_write_looks_for_what_it_replaces_with_the_searchs_hnsw_settings(
     # Planned for a heavy user, the lookup may walk the HNSW index with filters (user,
     # type, scope): without the iterative scan it could return fewer than k of them.
     store: MemoryStore = make_store()
-    sent: list[str] = []
-    event.listen(store.engine, "before_cursor_execute", lambda *a: sent.append(str(a[2])))
-    store.add_memory("hal renews the certificates", "todo", user_id="hal")
+    # Read on the wire: the first statements go to psycopg directly (memory_pg.exchange).
+    with traced(store.engine) as seen:
+        store.add_memory("hal renews the certificates", "todo", user_id="hal")
+    sent = [s for exchange in seen.exchanges for s in exchange.statements()]
     assert any("hnsw.iterative_scan" in s and "hnsw.ef_search" in s for s in sent)
     assert any("plan_cache_mode" in s for s in sent)
