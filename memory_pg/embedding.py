@@ -228,6 +228,15 @@ class QueryVectorCache:
                     self._items.popitem(last=False)
         return vector
 
+    def peek(self, text: str) -> Vectors | None:
+        """The cached vector for ``text`` (a copy), or None: never computes one."""
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is None:
+                return None
+            self._items.move_to_end(text)
+            return hit.copy()
+
     def clear(self) -> None:
         """Forget every cached vector."""
         with self._lock:

@@ -13,7 +13,7 @@ import numpy as np
 from memory_pg import buffer, opening, schema
 from memory_pg._validate import check_time
 from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder, readability
+from memory_pg.embedding import Embedder, QueryVectorCache, readability
 from memory_pg.operations import Conn, Op
 from memory_pg.operations import blocking as _blocking
 from memory_pg.operations import run as _run
@@ -123,6 +123,23 @@ def _embed(store: StoreBase[Any], texts: list[str]) -> np.ndarray[Any, Any]:
 def _query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], float]:
     """The query's vector and how much of the query the model reads (one trip)."""
     return store.embedder.embed_query(text), readability(store.embedder, text)
+
+
+def _known_query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any], float] | None:
+    """:func:`_query` without blocking, where the embedder has the query's vector cached
+    (its model and tokenizer are loaded then); None otherwise.
+
+    A repeated query then costs the async store no hand-off to a worker thread and back
+    (the thread's wake-up and its turn for the GIL cost more than the cache lookup).
+    """
+    embedder = getattr(store, "embedder", None)  # none yet: an async store not yet open
+    cache = getattr(embedder, "query_cache", None)
+    if not isinstance(cache, QueryVectorCache):
+        return None
+    vector = cache.peek(text)
+    if vector is None:
+        return None
+    return vector, readability(embedder, text)
 
 
 def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> list[Any]:
@@ -446,7 +463,8 @@ def search(
     at = check_time(now, "now")
     vector, readable = None, 0.0  # without a query vector the vector leg reads nothing
     if not full_text_only:
-        vector, readable = yield from _blocking(_query, self, text)
+        known = _known_query(self, text)
+        vector, readable = known or (yield from _blocking(_query, self, text))
     plan = read.plan_search(
         uid,
         text,

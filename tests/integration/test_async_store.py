@@ -64,3 +64,35 @@ async def test_bad_input_fails_before_the_database_is_opened(db_url, embedder):
         await store.list_memories(user_id="bob")
     assert store.engine is None  # nothing was opened for a refused call
     await store.close()
+
+
+async def test_a_repeated_query_is_ranked_from_its_cached_vector_without_a_thread(
+    db_url, embedder, monkeypatch
+):
+    from memory_pg import methods
+
+    threaded: list[str] = []
+    query = methods._query
+
+    def counted(store, text):
+        threaded.append(text)
+        return query(store, text)
+
+    monkeypatch.setattr(methods, "_query", counted)
+    embedder.query_cache.clear()
+    # Not opened yet: the first search validates, opens, then embeds in a thread.
+    store = AsyncMemoryStore(db_url, user_id="alice", embedder=embedder)
+    try:
+        assert await store.search("which database", 3) == []
+        await store.add_memory("we chose PostgreSQL for the database", "key_decision")
+        await store.add_memory("数据库选型：PostgreSQL", "key_decision")
+        runs = [await store.search(q, 3) for q in ("which database", "which database", "数据库")]
+        again = await store.search("数据库", 3)
+    finally:
+        await store.close()
+    # Each text went to the model's thread once; its repeats read the cached vector.
+    assert threaded == ["which database", "数据库"]
+    for before, after in ((runs[0], runs[1]), (runs[2], again)):
+        assert [h["id"] for h in before] == [h["id"] for h in after] and before
+        for a, b in zip(before, after, strict=True):
+            assert a["similarity"] == b["similarity"] and a["readability"] == b["readability"]
