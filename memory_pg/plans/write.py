@@ -588,7 +588,7 @@ def plan_model_unchanged(model: str) -> Plan[None]:
     still fit the column but mean nothing next to the new ones. One primary-key
     read per write transaction.
     """
-    rows = yield setup.read_setting(setup.EMBEDDING_SETTING)
+    rows = yield setup.bound_read_setting(setup.EMBEDDING_SETTING)
     recorded = rows[0]["value"] if rows else None
     if recorded is not None and recorded.get("model") != model:
         raise EmbeddingModelMismatch(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 
 from sqlalchemy import (
+    String,
     TextClause,
+    bindparam,
     text,
 )
 
@@ -46,9 +49,23 @@ def xact_lock_shared(key: str) -> TextClause:
 
 def write_locks(user_id: str, memory_types: Iterable[str]) -> list[TextClause]:
     """The locks a write of ``memory_types`` takes, in the one order every writer uses:
-    the user's (shared, against an erase), then one per type (against each other)."""
+    the user's (shared, against an erase), then one per type (against each other).
+
+    One statement takes them all, left to right as PostgreSQL evaluates a select list:
+    one round trip where there was one per lock (a list, for the callers that yield
+    each statement of it)."""
     keys = sorted({write_lock_key(user_id, t) for t in memory_types})
-    return [xact_lock_shared(user_lock_key(user_id)), *(xact_lock(k) for k in keys)]
+    values = {"user": user_lock_key(user_id), **{f"k{i}": k for i, k in enumerate(keys)}}
+    return [_write_locks(len(keys)).bindparams(**values)]
+
+
+@functools.cache
+def _write_locks(types: int) -> TextClause:
+    names = [f"k{i}" for i in range(types)]
+    sql = "SELECT pg_advisory_xact_lock_shared(hashtextextended(:user, 0))" + "".join(
+        f", pg_advisory_xact_lock(hashtextextended(:{name}, 0))" for name in names
+    )
+    return text(sql).bindparams(*(bindparam(name, type_=String) for name in ["user", *names]))
 
 
 def xact_lock(key: str) -> TextClause:

@@ -125,6 +125,15 @@ def read_setting(key: str) -> Select[Any]:
     return select(settings.c.value).where(settings.c.key == key)
 
 
+_READ_SETTING = select(settings.c.value).where(settings.c.key == bindparam("key"))
+
+
+def bound_read_setting(key: str) -> Bound:
+    """:func:`read_setting` as one shared statement and the key (built once: every write
+    reads the recorded model twice)."""
+    return Bound(_READ_SETTING, {"key": key})
+
+
 def write_setting(key: str, value: dict[str, Any]) -> Insert:
     """Insert or replace one row of the settings table."""
     stmt = insert(settings).values(key=key, value=value)

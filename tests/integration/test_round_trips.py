@@ -88,6 +88,22 @@ def test_reads_of_one_statement_are_one_network_exchange(store: MemoryStore) -> 
         assert _statement_kinds(exchange)[-1] == "COMMIT"
 
 
+def test_a_write_takes_its_locks_in_one_exchange_user_lock_first(store: MemoryStore) -> None:
+    store.add_memory("The production database is PostgreSQL 16")  # the model is recorded
+    with traced(store.engine) as seen:
+        store.add_memory("The staging database is PostgreSQL 17", "key_decision")
+    sent = [s for exchange in seen.exchanges for s in exchange.statements()]
+    locks = [s for s in sent if "pg_advisory_xact_lock" in s]
+    # The user's shared lock (against an erase), then the type's, in one statement.
+    assert len(locks) == 1
+    shared, exclusive = (locks[0].index(f) for f in ("_lock_shared(", "_xact_lock(hash"))
+    assert shared < exclusive
+    # BEGIN, the tenant, the plan mode and the model read go in the first exchange; then
+    # the locks, the candidates, the insert, the entities it names, the model read
+    # again, COMMIT (a lock per exchange made it eight).
+    assert len(seen.exchanges) == 7
+
+
 async def test_an_async_search_is_one_network_exchange(db_url: str, embedder: Any) -> None:
     async with AsyncMemoryStore(db_url, user_id="alice", embedder=embedder) as store:
         await store.add_memory("The production database is PostgreSQL 16")
