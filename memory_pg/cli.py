@@ -91,6 +91,7 @@ class CliContext:
                 embedding_model=self.args.embedding_model,
                 auto_migrate=True if self.args.auto_migrate else None,
                 settings=StoreSettings(pooler=self.args.pooler),
+                read_urls=getattr(self.args, "read_urls", None),
             )
         return self._stores[url]
 
@@ -348,6 +349,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("MEMORY_PG_MAINTENANCE_DATABASE_URL"),
         help="URL of a memory_pg_maintenance role for cross-user jobs "
         "(env MEMORY_PG_MAINTENANCE_DATABASE_URL; default: --database-url)",
+    )
+    parser.add_argument(
+        "--read-url",
+        action="append",
+        dest="read_urls",
+        metavar="URL",
+        help="a streaming-replication replica for searches and reads, repeatable "
+        "(env MEMORY_PG_READ_URLS, separated by commas); writes and jobs use "
+        "--database-url (docs/replicas.md)",
     )
     parser.add_argument(
         "--pooler",

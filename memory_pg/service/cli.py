@@ -158,6 +158,7 @@ class _StoreOptions(TypedDict):
     embedding_model: str | None
     auto_migrate: bool
     pooler: str | None
+    read_urls: list[str] | None
 
 
 def _store_options(ctx: Any) -> _StoreOptions:
@@ -168,6 +169,7 @@ def _store_options(ctx: Any) -> _StoreOptions:
         "embedding_model": ctx.args.embedding_model,
         "auto_migrate": bool(ctx.args.auto_migrate),
         "pooler": ctx.args.pooler,
+        "read_urls": getattr(ctx.args, "read_urls", None),
     }
 
 

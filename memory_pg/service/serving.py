@@ -22,6 +22,7 @@ def serve(
     auto_migrate: bool = False,
     settings: ServiceSettings | None = None,
     pooler: str | None = None,
+    read_urls: list[str] | None = None,
 ) -> None:
     """Run the service with uvicorn until SIGINT/SIGTERM (in-flight requests finish)."""
     import uvicorn
@@ -33,6 +34,7 @@ def serve(
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
         settings=StoreSettings(pooler=pooler) if pooler else None,
+        read_urls=read_urls,
     )
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 

@@ -219,7 +219,9 @@ def test_a_reused_search_statement_never_carries_the_previous_user(
         ("bob", "Bob prefers MySQL for the database")
     ]
     assert [h["user_id"] for h in third] == ["alice"]
-    # The touch in the same statement marked each user's own rows only.
+    # The uses written after marked each user's own rows only.
+    alice.flush_uses()
+    bob.flush_uses()
     uses = dict(
         raw.execute(
             "SELECT user_id, access_count FROM memory_pg_memories ORDER BY user_id"
