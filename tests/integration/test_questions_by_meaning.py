@@ -66,6 +66,7 @@ def test_a_described_place_is_found_by_the_name_a_memory_gives_it(make_store: An
     assert "星剪的剪发一次八十，有点贵" in top
     assert "我常去的那家理发店是星剪，在地铁站旁边" in top
     # The use of what was returned is recorded as for any search.
+    store.flush_uses()
     used = store.search("我常去的那个理发店收费怎么样？", top_k=2, track_access=False)
     assert all(h["access_count"] >= 1 for h in used)
 
