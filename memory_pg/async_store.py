@@ -214,11 +214,18 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             self._flush_now.set()
 
     async def _flush_loop(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush_now.wait(), self.settings.use_flush_s)
-            self._flush_now.clear()
-            await self._flush_quietly()
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._flush_now.wait(), self.settings.use_flush_s)
+                self._flush_now.clear()
+                await self._flush_quietly()
+        except asyncio.CancelledError:
+            # Closed, or the event loop ends (asyncio.run cancels what is left): what
+            # is noted is written first, if the store is still open.
+            if self.engine is not None and len(self._uses):
+                await self._flush_quietly()
+            raise
 
     async def _flush_quietly(self) -> None:
         try:
