@@ -267,9 +267,11 @@ def test_the_cli_reads_the_replicas_it_is_given(pair: Cluster, embedder: Any) ->
         # The primary has the change (it replaced the old build server); the paused
         # replica still has the old one current.
         assert [h["text"] for h in on_primary] == ["Joe moved the build to Buildkite"]
-        assert [h["text"] for h in by_flag] == [h["text"] for h in by_env] == [
-            "Joe's build runs on Jenkins"
-        ]
+        assert (
+            [h["text"] for h in by_flag]
+            == [h["text"] for h in by_env]
+            == ["Joe's build runs on Jenkins"]
+        )
         bad = run(["--read-url", "notaurl", *search], primary, check=False)
         assert bad.returncode != 0 and "read URL" not in bad.stdout
         assert len(bad.stderr.strip().splitlines()) == 1 and "URL" in bad.stderr
