@@ -307,12 +307,17 @@ def judge(
 def _signal(old: str, new: str) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say: a word
     both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
-    change; "now" may stand in both ("we now use X" / "we now use Y")."""
+    change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
+    now use Y"): another time both say ("this year", "这次") dates both facts to one
+    time, where they stand together ("read 20 books this year" / "save $10k this year")."""
     for m in _CUE.finditer(new):
-        kind = m.lastgroup or ""
-        if kind == "now" or not _holds(old, m.group(0).strip()):
+        kind, word = m.lastgroup or "", m.group(0).strip()
+        if not _holds(old, word) or (kind == "now" and _PRESENT.fullmatch(word)):
             return kind, m.group(0)
     return None
+
+
+_PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
 
 
 def unchanged(text: str) -> bool:

@@ -110,6 +110,9 @@ def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
         ("下周去看外婆", "下周去看外婆的计划照旧"),  # nothing changed
         ("Use Python for the backend", "We no longer use Python 2"),  # another thing
         ("We upgraded Postgres last month", "Last week we upgraded Node"),  # two events
+        # One time both say: two facts of that time, side by side.
+        ("This year I aim to learn Rust", "This year I aim to run a half marathon"),
+        ("这次出差我带了笔记本", "这次出差我还想顺路看看老同学"),
     ],
 )
 def test_what_is_not_a_change_keeps_both(old: str, new: str) -> None:
