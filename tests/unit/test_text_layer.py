@@ -110,7 +110,50 @@ def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
         ("下周去看外婆", "下周去看外婆的计划照旧"),  # nothing changed
         ("Use Python for the backend", "We no longer use Python 2"),  # another thing
         ("We upgraded Postgres last month", "Last week we upgraded Node"),  # two events
+        # One time both say: two facts of that time, side by side.
+        ("This year I aim to learn Rust", "This year I aim to run a half marathon"),
+        ("这次出差我带了笔记本", "这次出差我还想顺路看看老同学"),
     ],
 )
 def test_what_is_not_a_change_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The old value leaves, named, where the new text names no subject at all.
+        ("My dentist is Dr. Alvarez", "Dr. Alvarez retired, I see Dr. Osei now"),
+        ("我的班主任是周老师", "周老师调走了，现在班主任换成了吴老师"),
+        ("我的书房放的是实木书桌", "实木书桌扔了，换了一张升降桌"),
+        # A word both texts say is their subject, not the signal ("迁移").
+        ("服务迁移完成了 20%", "服务迁移进度到 60% 了"),
+        # A time that says when the change came is no new value.
+        ("I work at Globex", "Left Globex last month, starting at Initech on Monday"),
+        ("我在网易做测试", "我从网易离职了，下个月入职小米"),
+        # One value of a shape a person has one of, named by another word.
+        ("我的手机号是 13511112222", "换号了，新号码是 13633334444"),
+        ("My cell is 415-555-0134", "New number: 415-555-0199, the old one is off"),
+    ],
+)
+def test_a_change_named_by_its_old_value_or_its_shape_is_one(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我的手机号是 13511112222", "换了个房东，新房东电话 13633334444"),  # the landlord's
+        ("My email is sam@fastmail.com", "Priya stopped using Yahoo, she's at priya@hey.com now"),
+        ("表哥的婚礼在10月", "婚礼场地换了，改在湖边办"),  # the date stands, the place changed
+        ("我在华为上班", "我从联想离职了，下周去小米"),  # what was left is another employer
+        ("我的主治医生是孙大夫", "医生把我的胰岛素换成了二甲双胍"),  # the drug changed
+        ("The gym fee is $40 a month", "The gym fee was repriced at $40 a month"),  # same value
+        ("Project Falcon is paused", "We shut down Project Heron last week"),  # two projects
+        ("雷鸟项目还在推进", "Orion 项目这周暂停了"),
+        ("我对花生过敏", "奶茶已经戒了"),  # two diet facts
+        ("I live in Denver", "I grew up in Omaha"),  # home and hometown
+    ],
+)
+def test_a_change_of_another_thing_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
