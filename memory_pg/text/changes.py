@@ -35,6 +35,7 @@ from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import has_han
 from memory_pg.text import subjects
 from memory_pg.text.attributes import stated
+from memory_pg.text.beside import beside
 from memory_pg.text.subjects import KIN, stem
 
 #: Signals of change by kind, each a concept in both languages.
@@ -124,12 +125,6 @@ CUES: tuple[tuple[str, str], ...] = (
 )
 _CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
-#: Words that add a fact beside the old one rather than replace it.
-_ADDITION = re.compile(
-    r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
-    r"|另外|还加了|也(?!不)|又(?:领养|买|加|添|多)|额外|再加",
-    re.IGNORECASE,
-)
 #: Words that say nothing changed: "计划照旧", "still Sam's team".
 _UNCHANGED = re.compile(
     r"\bstill\b|\bas before\b|\bas usual\b|\b(?:like|as) always\b|\bnothing new\b"
@@ -229,7 +224,7 @@ def judge(
         True
     """
     signal = _signal(old, new)
-    if signal is None or _ADDITION.search(new) or unchanged(new) or _HEDGE.search(new):
+    if signal is None or beside(old, new) or unchanged(new):
         return None
     before = _signal(new, old)
     if before is not None and before[0] == signal[0] != "now" and not _values(old) & _values(new):
@@ -531,12 +526,6 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
     return at + len(signal[1]) if at >= 0 else 0
 
 
-#: Hedges: a plan or a guess is no change ("maybe we should", "要不要").
-_HEDGE = re.compile(
-    r"\bmaybe\b|\bperhaps\b|\bshould\b|\bmight\b|\bcould\b|\bthinking (?:about|of)\b"
-    r"|\bconsidering\b|要不要|考虑|也许|或许|可能",
-    re.IGNORECASE,
-)
 
 
 #: Attributes too general to make one subject by themselves: any sentence with a
