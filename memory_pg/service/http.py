@@ -36,7 +36,7 @@ from memory_pg.errors import (
     MemoryNotFound,
     PermissionDenied,
 )
-from memory_pg.service import http_relations, schemas
+from memory_pg.service import http_relations, metrics, schemas
 from memory_pg.service.apidocs import add_pages
 from memory_pg.service.bodies import (
     DEFAULT_LIMIT,
@@ -58,6 +58,7 @@ from memory_pg.service.http_auth import (
     check_names,
     check_query,
 )
+from memory_pg.service.metrics import route_template
 from memory_pg.service.responses import (
     STATUS,
     RequestTooLarge,
@@ -103,6 +104,8 @@ class ServiceSettings:
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         graceful_timeout_s: on SIGTERM, how long in-flight requests may finish.
         guard: read timeouts and connection bounds (:mod:`memory_pg.service.guard`).
+        metrics: who may read ``/metrics``: ``open``, ``admin`` (an admin token) or
+            ``off`` (:mod:`memory_pg.service.metrics`).
     """
 
     max_body_bytes: int = 1024 * 1024
@@ -111,6 +114,7 @@ class ServiceSettings:
     mcp: bool = True
     graceful_timeout_s: float = 30.0
     guard: GuardSettings = field(default_factory=GuardSettings)
+    metrics: str = "open"
 
 
 # -- the app -------------------------------------------------------------------------
@@ -166,7 +170,7 @@ class _Limits:
             logger.warning(
                 "%s %s cancelled: the service stopped before it finished",
                 scope.get("method"),
-                _log_path(scope),
+                route_template(scope),
             )
             if status["code"] == 0:
                 with contextlib.suppress(Exception):  # the client may be gone too
@@ -180,7 +184,7 @@ class _Limits:
                 {
                     "event": "request",
                     "method": scope.get("method"),
-                    "path": _log_path(scope),
+                    "path": route_template(scope),
                     "status": status["code"],
                     "ms": round((time.perf_counter() - started) * 1000, 1),
                     "token_id": state.get("token_id"),
@@ -277,18 +281,6 @@ async def _send_413(send: Send, limit: int) -> None:
     await _send_error(send, 413, "RequestTooLarge", f"request body is larger than {limit} bytes")
 
 
-def _log_path(scope: Scope) -> str:
-    """The route's template, never the path: ``/v1/entities/{name}``, not the name of a
-    person from a user's memory (nor the query string, which could carry words)."""
-    template = getattr(scope.get("route"), "path", None)
-    if isinstance(template, str):
-        return template
-    path = str(scope.get("path", ""))
-    if path == "/mcp" or path.startswith("/mcp/"):
-        return "/mcp"
-    return "(no route)"
-
-
 def _json(content: Any, status_code: int = 200) -> JSONResponse:
     return JSONResponse(jsonable_encoder(content), status_code=status_code)
 
@@ -354,6 +346,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         mcp=None if mcp_app is None else mcp_app.asgi,
         guard=guard,
     )
+    metrics.install(app, store, guard, cfg.metrics)  # last: it counts the limits' answers too
     return app
 
 
