@@ -118,3 +118,11 @@ def test_compose_runs_the_api_after_the_migration_on_a_real_subcommand():
     assert "/readyz" in " ".join(api["healthcheck"]["test"])
     assert "serve" in set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert '".[llm,service]"' in (ROOT / "Dockerfile").read_text(encoding="utf-8")
+
+
+def test_the_benchmark_requirements_bring_what_mem0s_pgvector_store_imports():
+    """mem0 needs psycopg's pool: without it the harness skipped mem0 on a fresh install."""
+    lines = (ROOT / "benchmarks" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    wanted = [line.split("#")[0].strip() for line in lines]
+    assert "mem0ai>=0.1.100" in wanted
+    assert any(re.fullmatch(r"psycopg\[(\w+,)*pool(,\w+)*\][<>=!~].*", w) for w in wanted), wanted
