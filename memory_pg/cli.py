@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -563,7 +564,10 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         # gone) is reported like the store's typed errors, not as a traceback.
         with translate_errors():
             code: int = args.handler(args, ctx)
+        ctx.out.flush()  # now, not at exit, so that a reader gone is noticed below
         return code
+    except BrokenPipeError:
+        return _reader_gone()
     except UsageError as exc:
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 2
@@ -575,6 +579,18 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         return 1
     finally:
         ctx.close()
+
+
+def _reader_gone() -> int:
+    """The reader of stdout stopped reading (``memory-pg list | head -1``): exit as a Unix
+    tool that SIGPIPE ends does (141), quietly. Python ignores SIGPIPE (a server must
+    survive a client that hangs up), so the write raised instead; what is left in the
+    buffer would raise again at exit, with a traceback: it goes to /dev/null."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 128 + int(signal.SIGPIPE)
 
 
 if __name__ == "__main__":  # pragma: no cover
