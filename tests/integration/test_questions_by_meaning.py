@@ -112,7 +112,7 @@ def test_two_facts_of_one_noun_stay(make_store: Any) -> None:
 
 
 def test_an_age_stated_against_the_speakers_brings_the_speakers_age(make_store: Any) -> None:
-    """"我表哥多大？" is answered by two memories: "比我大五岁" and the speaker's own
+    """ "我表哥多大？" is answered by two memories: "比我大五岁" and the speaker's own
     age. The second ranks right below the first, above the other facts."""
     store = make_store(user_id="alice")
     store.add_memories(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -276,4 +277,34 @@ def test_the_cli_reads_the_replicas_it_is_given(pair: Cluster, embedder: Any) ->
         assert bad.returncode != 0 and "read URL" not in bad.stdout
         assert len(bad.stderr.strip().splitlines()) == 1 and "URL" in bad.stderr
     finally:
+        writer.close()
+
+
+def test_the_http_service_reads_the_replica_and_its_own_writes(
+    pair: Cluster, embedder: Any, tmp_path: Any
+) -> None:
+    """``memory-pg --read-url URL serve``: a real server process, over HTTP."""
+    from tests.service.conftest import start_service, stop_service
+
+    standby = pair.standbys[0]
+    writer = _store(pair, embedder)
+    service = start_service(
+        pair.primary.url(DB), tmp_path / "serve.log", flags=["--read-url", standby.url(DB)]
+    )
+    try:
+        with service.client(service.token("kim").token) as client:
+            writer.add_memory("Kim's laptop is a ThinkPad", "user_profile", user_id="kim")
+            standby.wait_replayed(pair.primary)
+            with _paused(pair):
+                late = writer.add_memory("Kim's phone is a Pixel", "user_profile", user_id="kim")
+                assert client.get(f"/v1/memories/{late}").status_code == 404  # the replica's
+                made = client.post(
+                    "/v1/memories",
+                    json={"text": "Kim's monitor is a Dell", "memory_type": "user_profile"},
+                )
+                assert made.status_code in (200, 201), made.text
+                mine = made.json()["id"]
+                assert client.get(f"/v1/memories/{mine}").status_code == 200  # its own write
+    finally:
+        assert stop_service(service) in (0, -signal.SIGTERM)  # uvicorn re-raises it
         writer.close()
