@@ -526,8 +526,6 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
     return at + len(signal[1]) if at >= 0 else 0
 
 
-
-
 #: Attributes too general to make one subject by themselves: any sentence with a
 #: number states a count, any with a verb of liking a preference.
 _LOOSE_ATTRIBUTES = frozenset(
