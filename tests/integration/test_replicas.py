@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from psycopg import sql
 
 from memory_pg import AsyncMemoryStore, MemoryStore
 from memory_pg.config import StoreSettings
@@ -24,6 +25,7 @@ from memory_pg.errors import DatabaseUnavailable
 from tests.integration._replicas import Cluster, cluster
 
 DB = "memory"
+CREATE_DB = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DB))
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,7 @@ def pair(embedder: Any) -> Iterator[Cluster]:
     """A primary with the schema migrated, and one streaming standby."""
     with cluster() as made:
         with made.primary.connect() as conn:
-            conn.execute(f"CREATE DATABASE {DB}")
+            conn.execute(CREATE_DB)
             conn.execute("CREATE ROLE app LOGIN")
         MemoryStore(made.primary.url(DB), auto_migrate=True, embedder=embedder).close()
         with made.primary.connect(DB) as conn:
@@ -164,7 +166,7 @@ def test_a_replica_that_stops_is_skipped_with_a_warning(
 ) -> None:
     with cluster() as made:
         with made.primary.connect() as conn:
-            conn.execute(f"CREATE DATABASE {DB}")
+            conn.execute(CREATE_DB)
         MemoryStore(made.primary.url(DB), auto_migrate=True, embedder=embedder).close()
         standby = made.add_standby()
         store = _store(made, embedder, replica_retry_s=0.5)
@@ -194,7 +196,7 @@ def test_a_replica_that_stops_is_skipped_with_a_warning(
 def test_promotion_after_the_primary_stops_loses_nothing_acknowledged(embedder: Any) -> None:
     with cluster() as made:
         with made.primary.connect() as conn:
-            conn.execute(f"CREATE DATABASE {DB}")
+            conn.execute(CREATE_DB)
         MemoryStore(made.primary.url(DB), auto_migrate=True, embedder=embedder).close()
         standby = made.add_standby()
         store = _store(made, embedder)
