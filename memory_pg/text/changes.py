@@ -393,7 +393,11 @@ def _whole(text: str, word: str) -> bool:
 
 
 #: Words that put a time after a signal as its new value: "moved to Thursdays".
-_TO_WORD = re.compile(r"^\s*(?:(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE)
+#: A few words may come between: the thing moved ("moved deploys to Thursdays",
+#: "pushed the review back to Monday").
+_TO_WORD = re.compile(
+    r"^\s*(?:(?:[A-Za-z'-]+\s+){0,3}?(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE
+)
 _CLAUSE_END = re.compile(r"[，。；！？]|[,.;!?](?:\s|$)")
 
 
