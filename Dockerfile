@@ -13,6 +13,8 @@ COPY migrations ./migrations
 RUN pip install -c constraints.txt ".[llm,service]"
 RUN useradd --create-home memory
 USER memory
+# The jobs service's volume: when consolidate last ran (owned by this user).
+RUN mkdir -p /home/memory/jobs
 # The bundled model runs on ONNX Runtime, exported once from its weights into the
 # user's cache, with the int8 copy that embeds queries: done here, so a container
 # starts without importing torch or quantising.

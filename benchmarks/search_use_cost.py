@@ -1,18 +1,20 @@
 """What recording a search's use costs a light user, at the table's fillfactor.
 
-Every search adds one to ``access_count`` of what it returns, in its own
-statement. This loads ``--users`` users of ``--per-user`` memories (``run.py``'s
+Every search adds one to ``access_count`` of what it returns: batched and written
+after the search (the default, :mod:`memory_pg.usage`), or in its own statement
+(``use_flush_s=0``). This loads ``--users`` users of ``--per-user`` memories (``run.py``'s
 many-users data, precomputed vectors), optionally with ``--fillfactor`` set on the
 table first, and times ``MemoryStore.search`` p50 / p95 over ``--queries``
 searches each, the ways taking turns in blocks of ``--block`` (each way its own
 searches):
 
 * ``no_use_recorded``: ``track_access=False`` (nothing written);
-* ``use_recorded``: the default;
-* ``use_recorded_lazy_commit``: the same with ``synchronous_commit = off`` for the
-  search's transaction (its ``COMMIT`` does not wait for the disk). Not what the
-  store does: a first use lost in a crash would leave a recalled memory "never
-  retrieved", which ``forget`` may delete; measured to know what it would give.
+* ``use_in_statement``: ``use_flush_s=0``, the search's own statement counts;
+* ``use_batched``: the default: the search only reads, a thread writes the uses
+  every ``use_flush_s`` seconds.
+
+It reports the WAL each way writes per search too (each way alone, after the timed
+blocks, its batches written).
 
 It also reports the share of the use updates PostgreSQL made HOT (the new row
 version on the same page: no index entry written) and the table's size after.
@@ -63,9 +65,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from sqlalchemy import text
 
-    from memory_pg import store as store_module
-    from memory_pg.config import SupersedePolicy
-    from memory_pg.plans import protocol
+    from memory_pg.config import StoreSettings, SupersedePolicy
     from memory_pg.store import MemoryStore
 
     real, pool, vectors = real_pool(args.pool)
@@ -73,12 +73,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     data = build_dataset("many", size, args.users, pool, vectors, queries=args.queries * 3)
     lookup = lookup_of(real, data)
 
-    lazy = text("SELECT set_config('synchronous_commit', 'off', true)")
-
-    def lazy_begin(*a: Any, **k: Any) -> Any:  # the store's first statements, and one more
-        return (*protocol.begin(*a, **k), lazy)
-
-    ways = ("no_use_recorded", "use_recorded", "use_recorded_lazy_commit")
+    ways = ("no_use_recorded", "use_in_statement", "use_batched")
+    batched, in_statement = StoreSettings(), StoreSettings(use_flush_s=0)
     samples: dict[str, list[float]] = {w: [] for w in ways}
     with tempfile.TemporaryDirectory(prefix="memory-pg-use-") as tmp:
         os.chmod(tmp, 0o755)  # the embedded server may run as another user
@@ -106,19 +102,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 conn.execute(text("VACUUM ANALYZE memory_pg_memories"))
             searches = list(zip(data.query_users, data.query_texts, strict=True))
             for user, query in searches[:50]:  # prepare the statements on the pool
+                for settings in (batched, in_statement):
+                    store.settings = settings
+                    store.search(query, 10, user_id=user, track_access=True)
                 store.search(query, 10, user_id=user, track_access=False)
-                store.search(query, 10, user_id=user, track_access=True)
             # Each way its own searches (a memory's first use may move it to another
             # page, its second then fits where it is): way w takes every third block.
             for start in range(0, len(searches), args.block * len(ways)):
                 for w, way in enumerate(ways):
-                    store_module.begin = lazy_begin if way == ways[2] else protocol.begin
+                    store.settings = in_statement if way == ways[1] else batched
                     first = start + w * args.block
                     for user, query in searches[first : first + args.block]:
                         t0 = time.perf_counter()
                         store.search(query, 10, user_id=user, track_access=way != ways[0])
                         samples[way].append(time.perf_counter() - t0)
-            store_module.begin = protocol.begin
+            store.flush_uses()
+            wal: dict[str, float] = {}
+            for w, way in enumerate(ways):  # each way alone: the WAL it writes per search
+                store.settings = in_statement if way == ways[1] else batched
+                alone = searches[w :: len(ways)][:100]
+                with store.engine.connect() as conn:
+                    before = conn.execute(text("SELECT pg_current_wal_lsn()")).scalar_one()
+                for user, query in alone:
+                    store.search(query, 10, user_id=user, track_access=way != ways[0])
+                store.flush_uses()
+                with store.engine.connect() as conn:
+                    written = conn.execute(
+                        text("SELECT pg_current_wal_lsn() - CAST(:lsn AS pg_lsn)"), {"lsn": before}
+                    ).scalar_one()
+                wal[way] = round(float(written) / len(alone), 1)
             with store.engine.begin() as conn:
                 conn.execute(text("SELECT pg_stat_force_next_flush()"))
             time.sleep(1.5)
@@ -135,6 +147,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "load_1min": round(os.getloadavg()[0], 2),
         **timing_summary(samples),
         "fillfactor": args.fillfactor or "as migrated (70)",
+        "wal_bytes_per_search": wal,
         "use_updates": int(table.updates),
         "hot_share": round(int(table.hot) / max(1, int(table.updates)), 3),
         "heap_mb": round(int(table.heap) / 2**20, 1),

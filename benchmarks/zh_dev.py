@@ -46,6 +46,8 @@ VARIANTS = {
     "vector-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=1.0, lexical_weight=0.0),
     "lexical-only": lambda b: replace(b, rrf_weight=0.0, similarity_weight=0.0, lexical_weight=1.0),
     "no-entities": lambda b: replace(b, entity_weight=0.0),
+    # The attribute part and the resolution of described things (issue 35) off.
+    "no-attributes": lambda b: replace(b, attribute_weight=0.0),
 }
 
 

@@ -91,9 +91,18 @@ def _recall(ctx: Any, user: str) -> int:
     chinese, english = QUESTION
     _say(out, f"  用户 user: {chinese}  ({english})")
     found = store.search(chinese, top_k=3, user_id=user, track_access=False)
-    for rank, memory in enumerate(found, 1):
+    # A result with no relevance shares nothing with the question (no word in common,
+    # and a model that cannot read it): search still fills top_k with the newest.
+    matching = [m for m in found if m["relevance"] > 0]
+    for rank, memory in enumerate(matching, 1):
         label = _TYPE_LABELS.get(memory["memory_type"], memory["memory_type"])
         _say(out, f"  {rank}. [{label}] {memory['text']}  (score {memory['score']:.4f})")
+    if len(matching) < len(found):
+        _say(
+            out,
+            f"  ({len(found) - len(matching)} more of the top {len(found)} share nothing with "
+            "the question: not shown 其余结果与问题无关，未显示)",
+        )
     bot = MemoryWrapper(DemoAgent(), store, user_id=user, compact_threshold=100)
     _say(out, f"  助手 agent: {bot.chat(chinese)}")
     decision = next((m for m in found if m["memory_type"] == "key_decision"), None)

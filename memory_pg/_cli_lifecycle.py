@@ -128,6 +128,38 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(handler=cmd_forget)
 
     p = subparsers.add_parser(
+        "reanalyze",
+        help="read again which attributes each memory states (after migration 0016 "
+        "or an upgrade; cron: optional)",
+    )
+    p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="every",
+        help="every memory, not only those with no attributes read yet",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=env_flag("MEMORY_PG_DRY_RUN"),
+        help="count what would change, write nothing (env MEMORY_PG_DRY_RUN=1)",
+    )
+    p.add_argument("--json", action="store_true", default=env_flag("MEMORY_PG_JSON"))
+    _env_number(
+        p, "--batch-size", int, "MEMORY_PG_REANALYZE_BATCH_SIZE", 500, "rows per transaction"
+    )
+    _env_number(
+        p,
+        "--max-runtime",
+        float,
+        "MEMORY_PG_REANALYZE_MAX_RUNTIME",
+        None,
+        "seconds after which no new batch starts",
+    )
+    p.set_defaults(handler=cmd_reanalyze)
+
+    p = subparsers.add_parser(
         "consolidate", help="merge near-duplicate fragments into summaries (cron: weekly)"
     )
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
@@ -228,6 +260,22 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
         max_runtime_s=args.max_runtime,
         user_id=args.user or None,
         pause_s=args.pause or 0.0,
+    )
+    ctx.emit(report.to_dict(), args.json)
+    return 0
+
+
+def cmd_reanalyze(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``memory-pg reanalyze``: prints a JSON report; a run that finds the lock taken exits 0."""
+    from memory_pg.jobs.reanalyze import reanalyze
+
+    report = reanalyze(
+        ctx.store(None, maintenance=True).engine,
+        every=args.every,
+        dry_run=args.dry_run,
+        batch_size=args.batch_size,
+        max_runtime_s=args.max_runtime,
+        user_id=args.user or None,
     )
     ctx.emit(report.to_dict(), args.json)
     return 0

@@ -19,7 +19,16 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
+from memory_pg import (
+    exchange,
+    methods,
+    opening,
+    pooling,
+    relation_methods,
+    replicas,
+    schema,
+    transfer_methods,
+)
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument, MemoryPgError
 from memory_pg.methods import StoreBase
@@ -58,6 +67,11 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         self._given_engine = self.engine = engine
         self._server: EmbeddedServer | None = None
         self._opened = False
+        #: The read replicas (``read_urls``), and what their reads must see.
+        self._reads: replicas.Reads | None = None
+        #: Writes the uses of search results (memory_pg.usage) every ``use_flush_s``.
+        self._flush_task: asyncio.Task[None] | None = None
+        self._flush_now = asyncio.Event()
         self._open_lock = asyncio.Lock()
 
     async def open(self) -> AsyncMemoryStore:
@@ -85,6 +99,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
             self.engine = create_async_engine(target.url, **options)
             pooling.watch(self.engine.sync_engine, self.pooler)
             exchange.watch_liveness(self.engine.sync_engine)  # instead of a pre-ping per checkout
+        self._reads = replicas.open_async(self._read_urls, self.settings)
         revision, recorded = await self._do(Session(opening.read_state))
         # A schema it may not migrate is refused before a model loads (or warns).
         migrate = opening.needs_migration(revision, target.auto_migrate)
@@ -125,9 +140,17 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
         if step.conn is not None and not isinstance(step.conn, AsyncConnection):
             raise InvalidArgument("AsyncMemoryStore joins an AsyncConnection, not a Connection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
+            if step.read and self._reads is not None:
+                primary, value = await self._on_replica(step)
+                if primary is None:
+                    return value
+                step = primary
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return await exchange.run_async(self.engine, first, step.plan)
+                value = await exchange.run_async(self.engine, first, step.plan)
+            if self._reads is not None and step.user_id and not step.read:
+                await self._wrote(step.user_id)
+            return value
         async with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -154,8 +177,74 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
                     await own.execute(*split_step(stmt))
                 yield own
 
+    async def _on_replica(self, step: Run) -> tuple[Run | None, Any]:
+        """:meth:`MemoryStore._on_replica <memory_pg.store.MemoryStore._on_replica>`."""
+        assert self._reads is not None
+        replica = await replicas.pick_async(self._reads, step.user_id)
+        if replica is None:
+            return step, None
+        first = begin(step.user_id, self.settings, replica.pooler, step.ef_search)
+        try:
+            with translate_errors():
+                return None, await exchange.run_async(replica.engine, first, step.plan)
+        except MemoryPgError as exc:
+            if step.again is None or not replicas.retry_on_primary(exc):
+                raise
+            self._reads.failed(replica, exc)
+            return dataclasses.replace(step, plan=step.again()), None
+
+    async def _wrote(self, user_id: str) -> None:
+        """Where the primary's WAL stands after a write of ``user_id`` (read-your-writes)."""
+        assert self._reads is not None and self.engine is not None
+        try:
+            with translate_errors():
+                async with self.engine.connect() as conn:
+                    lsn = await conn.run_sync(replicas.wal_position)
+            self._reads.wrote(user_id, lsn)
+        except MemoryPgError as exc:  # the write is committed: say so, not this
+            logger.warning("memory-pg: could not read the primary's WAL position: %s", exc)
+
+    def _uses_noted(self, full: bool) -> None:
+        task = self._flush_task
+        loop = asyncio.get_running_loop()
+        if task is None or task.done() or task.get_loop() is not loop:
+            self._flush_now = asyncio.Event()
+            self._flush_task = loop.create_task(self._flush_loop(), name="memory-pg-uses")
+        if full:
+            self._flush_now.set()
+
+    async def _flush_loop(self) -> None:
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._flush_now.wait(), self.settings.use_flush_s)
+                self._flush_now.clear()
+                await self._flush_quietly()
+        except asyncio.CancelledError:
+            # Closed, or the event loop ends (asyncio.run cancels what is left): what
+            # is noted is written first, if the store is still open.
+            if self.engine is not None and len(self._uses):
+                await self._flush_quietly()
+            raise
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.flush_uses()
+        except MemoryPgError as exc:  # the uses went back into the log; try again later
+            logger.warning("memory-pg: could not write the uses of search results: %s", exc)
+
     async def close(self) -> None:
-        """Close the pool this store opened and let go of the embedded server."""
+        """Write the uses of search results still waiting, close the pools this store
+        opened and let go of the embedded server."""
+        task, self._flush_task = self._flush_task, None
+        if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.engine is not None and self._opened and len(self._uses):
+            await self._flush_quietly()
+        await replicas.close_async(self._reads)
+        self._reads = None
         if self.engine is not None and self._given_engine is None:
             await self.engine.dispose()
             self.engine = None
@@ -183,13 +272,14 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
     pending_turns = async_method(methods.pending_turns)
     commit_compaction = async_method(methods.commit_compaction)
     search = async_method(methods.search)
+    flush_uses = async_method(methods.flush_uses)
     get = async_method(methods.get)
     list_memories = async_method(methods.list_memories)
     history = async_method(methods.history)
     stats = async_method(methods.stats)
     healthcheck = async_method(methods.healthcheck)
-    export_user_memory = async_method(methods.export_user_memory)
-    import_user_memory = async_method(methods.import_user_memory)
+    export_user_memory = async_method(transfer_methods.export_user_memory)
+    import_user_memory = async_method(transfer_methods.import_user_memory)
     related = async_method(relation_methods.related)
     entity = async_method(relation_methods.entity)
     entities = async_method(relation_methods.entities)

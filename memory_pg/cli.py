@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -91,6 +92,7 @@ class CliContext:
                 embedding_model=self.args.embedding_model,
                 auto_migrate=True if self.args.auto_migrate else None,
                 settings=StoreSettings(pooler=self.args.pooler),
+                read_urls=getattr(self.args, "read_urls", None),
             )
         return self._stores[url]
 
@@ -350,6 +352,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(env MEMORY_PG_MAINTENANCE_DATABASE_URL; default: --database-url)",
     )
     parser.add_argument(
+        "--read-url",
+        action="append",
+        dest="read_urls",
+        metavar="URL",
+        help="a streaming-replication replica for searches and reads, repeatable "
+        "(env MEMORY_PG_READ_URLS, separated by commas); writes and jobs use "
+        "--database-url (docs/replicas.md)",
+    )
+    parser.add_argument(
         "--pooler",
         choices=("auto", "none", "session", "transaction"),
         default=_env("MEMORY_PG_POOLER"),
@@ -553,7 +564,10 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         # gone) is reported like the store's typed errors, not as a traceback.
         with translate_errors():
             code: int = args.handler(args, ctx)
+        ctx.out.flush()  # now, not at exit, so that a reader gone is noticed below
         return code
+    except BrokenPipeError:
+        return _reader_gone()
     except UsageError as exc:
         print(f"memory-pg: error: {exc}", file=sys.stderr)
         return 2
@@ -565,6 +579,18 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         return 1
     finally:
         ctx.close()
+
+
+def _reader_gone() -> int:
+    """The reader of stdout stopped reading (``memory-pg list | head -1``): exit as a Unix
+    tool that SIGPIPE ends does (141), quietly. Python ignores SIGPIPE (a server must
+    survive a client that hangs up), so the write raised instead; what is left in the
+    buffer would raise again at exit, with a traceback: it goes to /dev/null."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 128 + int(signal.SIGPIPE)
 
 
 if __name__ == "__main__":  # pragma: no cover

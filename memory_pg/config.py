@@ -200,6 +200,20 @@ class StoreSettings:
             context (see :mod:`memory_pg.plans.turns`); False turns this off. Default:
             ``MEMORY_PG_SESSION_CONTEXT`` (for the CLI, the HTTP and MCP services and
             Hermes too), else true.
+        use_flush_s: seconds within which the use of what searches return
+            (``access_count``, ``last_accessed_at``) is written to the primary, in
+            batches (:mod:`memory_pg.usage`): a search itself only reads. 0 counts
+            each search's uses in its own statement instead (on the primary: such a
+            store reads from no replica).
+        max_pending_uses: distinct memories whose uses may wait to be written; a
+            batch is written at once when half are waiting, and uses beyond it are
+            dropped (and counted) while the database cannot take them.
+        replica_wait_ms: how long a read waits for a replica to replay the store's
+            last write of that user (read-your-writes) before it reads from the
+            primary instead.
+        replica_max_lag_s: a replica further behind its primary than this is
+            skipped (with a warning) until it catches up.
+        replica_retry_s: a replica that failed is left alone this long.
     """
 
     max_text_chars: int = 8000
@@ -215,12 +229,17 @@ class StoreSettings:
     max_overflow: int = 5
     pooler: str | None = field(default_factory=pooler_from_env)
     session_context: bool = field(default_factory=session_context_from_env)
+    use_flush_s: float = 2.0
+    max_pending_uses: int = 100_000
+    replica_wait_ms: int = 500
+    replica_max_lag_s: float = 30.0
+    replica_retry_s: float = 10.0
 
     def __post_init__(self) -> None:
         # A bad type name would otherwise be accepted here and fail only at the
         # table's check constraint, on the first write of that type.
         check_type_names(self.memory_types)
-        for name, least in (("pool_size", 1), ("max_overflow", 0)):
+        for name, least in (("pool_size", 1), ("max_overflow", 0), ("max_pending_uses", 2)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 from memory_pg.errors import InvalidArgument
@@ -230,6 +249,12 @@ class StoreSettings:
             from memory_pg.errors import InvalidArgument
 
             raise InvalidArgument("session_context must be true or false")
+        for name in ("use_flush_s", "replica_wait_ms", "replica_max_lag_s", "replica_retry_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                from memory_pg.errors import InvalidArgument
+
+                raise InvalidArgument(f"{name} must be a number of 0 or more, got {value!r}")
 
 
 @dataclass(frozen=True)

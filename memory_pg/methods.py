@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import IO, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -16,14 +16,16 @@ from memory_pg.config import RankingSettings, StoreSettings, SupersedePolicy
 from memory_pg.embedding import Embedder, QueryVectorCache, readability
 from memory_pg.operations import Conn, Op
 from memory_pg.operations import blocking as _blocking
+from memory_pg.operations import read as _read
 from memory_pg.operations import run as _run
 from memory_pg.operations import session as _session
-from memory_pg.plans import read, relations, setup, transfer, turns, write
+from memory_pg.plans import read, relations, setup, turns, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.restore import plan_restore
 from memory_pg.plans.setup import EmbeddingInfo
 from memory_pg.plans.write import MemoryInput
 from memory_pg.supersession import Judge
+from memory_pg.usage import UseLog, plan_flush
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -59,6 +61,7 @@ class StoreBase(Generic[E]):
         ef_search: int = 100,
         supersede: SupersedePolicy | None = None,
         judge: Judge | None = None,
+        read_urls: Sequence[str] | None = None,
     ) -> None:
         self.settings = settings or StoreSettings()
         self.ranking = ranking or RankingSettings()
@@ -69,6 +72,9 @@ class StoreBase(Generic[E]):
         #: The users seen holding more memories than the full-text sample (their
         #: searches get its time window; see :class:`~memory_pg.plans.read.HeavyUsers`).
         self._heavy_users = read.HeavyUsers()
+        #: The uses of search results not written yet (:mod:`memory_pg.usage`).
+        self._uses = UseLog(self.settings.max_pending_uses)
+        self._read_urls = opening.read_urls(read_urls)
         self.url = ""
         self._start(url, engine, home, auto_migrate, embedding_model, embedder)
 
@@ -92,6 +98,15 @@ class StoreBase(Generic[E]):
     def user_id(self) -> str | None:
         """The tenant bound on this store, if any."""
         return self._user_id
+
+    @property
+    def pending_uses(self) -> int:
+        """Memories whose use by searches is noted and not yet written."""
+        return len(self._uses)
+
+    def _uses_noted(self, full: bool) -> None:
+        """A search noted uses: the store makes sure they are written in time."""
+        raise NotImplementedError
 
 
 def _scope(store: StoreBase[Any], user_id: str | None) -> str:
@@ -140,10 +155,6 @@ def _known_query(store: StoreBase[Any], text: str) -> tuple[np.ndarray[Any, Any]
     if vector is None:
         return None
     return vector, readability(embedder, text)
-
-
-def _read_import(store: StoreBase[Any], source: str | IO[str], user_id: str) -> list[Any]:
-    return transfer.load_rows(source, user_id, store.settings, store.embedder)
 
 
 # -- plans ---------------------------------------------------------------------------
@@ -414,7 +425,9 @@ def search(
     ``lexical`` (full-text), ``rrf`` (rank fusion), ``relevance``, ``recency``,
     ``importance``, ``reinforcement`` (see :class:`RankingSettings`). Returned
     memories count as used (``access_count``, ``last_accessed_at``) in one
-    batched statement unless ``track_access=False``.
+    batched write on the primary within ``StoreSettings.use_flush_s`` seconds
+    (:meth:`flush_uses` writes them at once) unless ``track_access=False``: the search
+    itself only reads, so it may run on a replica (``read_urls``).
 
     Args:
         query: what to look for, in any language.
@@ -461,24 +474,50 @@ def search(
         agent_ids,
     )
     at = check_time(now, "now")
+    depth = relations.check_depth(expand, "expand")
     vector, readable = None, 0.0  # without a query vector the vector leg reads nothing
     if not full_text_only:
         known = _known_query(self, text)
         vector, readable = known or (yield from _blocking(_query, self, text))
-    plan = read.plan_search(
-        uid,
-        text,
-        vector,
-        k,
-        filters,
-        track_access,
-        self.ranking,
-        readability=readable,
-        now=at,
-        expand=relations.check_depth(expand, "expand"),
-        heavy_users=self._heavy_users,
-    )
-    return (yield from _run(plan, uid, ef_search=self.ef_search))
+    inline = self.settings.use_flush_s == 0  # the search counts its uses (the old way)
+
+    def plan() -> Plan[list[dict[str, Any]]]:
+        return read.plan_search(
+            uid,
+            text,
+            vector,
+            k,
+            filters,
+            track_access and inline,
+            self.ranking,
+            readability=readable,
+            now=at,
+            expand=depth,
+            heavy_users=self._heavy_users,
+        )
+
+    if inline:
+        return (yield from _run(plan(), uid, ef_search=self.ef_search))
+    found = yield from _read(plan, uid, self.ef_search)
+    if track_access and filters.as_of is None and found:  # a look into the past is no use
+        # The direct hits, as a search counting its own uses counts them.
+        full = self._uses.note(uid, (r["id"] for r in found if r.get("via") is None))
+        self._uses_noted(full)
+    return found
+
+
+def flush_uses(self: StoreBase[Any]) -> Op[int]:
+    """Write the uses of search results noted so far (see ``StoreSettings.use_flush_s``)
+    now, on the primary; returns how many memories were counted. A store does this on
+    its own every ``use_flush_s`` seconds and when it closes."""
+    batch = self._uses.take()
+    if not batch:
+        return 0
+    try:
+        return (yield from _run(plan_flush(batch), None))
+    except BaseException:
+        self._uses.put_back(batch)
+        raise
 
 
 def get(
@@ -486,7 +525,7 @@ def get(
 ) -> Op[dict[str, Any] | None]:
     """One memory of the user by id (current or not), or None."""
     uid = _scope(self, user_id)
-    return (yield from _run(read.plan_get(uid, memory_id, self.settings, agent_id), uid))
+    return (yield from _read(lambda: read.plan_get(uid, memory_id, self.settings, agent_id), uid))
 
 
 def list_memories(
@@ -501,10 +540,14 @@ def list_memories(
 ) -> Op[list[dict[str, Any]]]:
     """A user's memories, newest first (superseded ones only if asked)."""
     uid = _scope(self, user_id)
-    plan = read.plan_list(
-        uid, self.settings, memory_types, include_inactive, limit, agent_id, agent_ids
+    return (
+        yield from _read(
+            lambda: read.plan_list(
+                uid, self.settings, memory_types, include_inactive, limit, agent_id, agent_ids
+            ),
+            uid,
+        )
     )
-    return (yield from _run(plan, uid))
 
 
 def history(
@@ -523,8 +566,11 @@ def history(
     ``similar``, ``judge``, ``replaced``...) and ``by``, a ``restored`` event's ``agent``
     (None: the user's own call), ``replaced_by`` and ``replacement``."""
     uid = _scope(self, user_id)
-    plan = read.plan_history(uid, memory_id, self.settings, agent_id, limit)
-    return (yield from _run(plan, uid))
+    return (
+        yield from _read(
+            lambda: read.plan_history(uid, memory_id, self.settings, agent_id, limit), uid
+        )
+    )
 
 
 def stats(
@@ -540,7 +586,7 @@ def stats(
             security would show it nothing, and the counts would read 0.
     """
     uid = _scope(self, user_id) if (user_id or self.user_id) else None
-    return (yield from _run(read.plan_stats(uid, self.settings, agent_id), uid))
+    return (yield from _read(lambda: read.plan_stats(uid, self.settings, agent_id), uid))
 
 
 def healthcheck(self: StoreBase[Any]) -> Op[dict[str, Any]]:
@@ -549,42 +595,6 @@ def healthcheck(self: StoreBase[Any]) -> Op[dict[str, Any]]:
     revision = yield from _session(schema.current_revision)
     head = schema.head_revision()
     return setup.health_dict(found, revision, head, self.url, self.embedding)
-
-
-# -- export / import ----------------------------------------------------------------------
-
-
-def export_user_memory(
-    self: StoreBase[Any],
-    target: str | IO[str],
-    *,
-    user_id: str | None = None,
-    include_inactive: bool = True,
-    with_embeddings: bool = True,
-) -> Op[int]:
-    """Write a user's memories as JSON lines (a path or a text file); returns the count."""
-    uid = _scope(self, user_id)
-    rows = yield from _run(transfer.plan_export(uid, include_inactive), uid)
-    return (yield from _blocking(transfer.write_lines, target, rows, with_embeddings))
-
-
-def import_user_memory(
-    self: StoreBase[Any], source: str | IO[str], *, user_id: str | None = None
-) -> Op[int]:
-    """Load JSON lines written by :meth:`export_user_memory` into a user; returns rows added.
-
-    Ids, timestamps, validity and use counts are kept; vectors are reused when they
-    come from the same model and re-embedded otherwise (another model, the wrong
-    length, all zero). Rows whose id (or exact text) is already there are skipped.
-    All or nothing: a damaged line raises :class:`~memory_pg.errors.InvalidImport`.
-    """
-    uid = _scope(self, user_id)
-    rows = yield from _blocking(_read_import, self, source, uid)
-    if not rows:
-        return 0
-    added = yield from _run(transfer.plan_import(rows, self.embedder.model_name), uid)
-    yield from _run(setup.plan_analyze(added), None, best_effort=True)
-    return added
 
 
 __all__ = ["StoreBase"]

@@ -184,6 +184,25 @@ def redact_url(url: str) -> str:
         return "<unparseable url>"
 
 
+def read_urls(urls: object) -> tuple[str, ...]:
+    """A store's ``read_urls``: the given ones, else ``MEMORY_PG_READ_URLS`` (URLs
+    separated by commas or spaces), each checked as a database URL is.
+
+    Raises:
+        ConfigurationError: one of them cannot name a PostgreSQL server.
+    """
+    if urls is None:
+        urls = os.environ.get("MEMORY_PG_READ_URLS", "").replace(",", " ").split()
+    if isinstance(urls, str):
+        urls = [urls]
+    found: tuple[object, ...] = tuple(urls)  # type: ignore[arg-type]
+    for url in found:
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigurationError(f"a read URL must be a PostgreSQL URL, got {url!r}")
+        check_url(url)
+    return found  # type: ignore[return-value]
+
+
 def env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     """A store's keyword arguments completed from ``MEMORY_PG_*`` environment variables."""
     pooler = os.environ.get("MEMORY_PG_POOLER")
@@ -204,5 +223,6 @@ __all__ = [
     "needs_migration",
     "pick_embedder",
     "read_state",
+    "read_urls",
     "redact_url",
 ]

@@ -46,6 +46,10 @@ class Run:
     #: Work that follows a committed write and only helps (statistics): its failure
     #: is logged as a warning and answered ``None``, never raised into the call.
     best_effort: bool = False
+    #: The plan only reads: it may run on a replica (:mod:`memory_pg.replicas`);
+    #: ``again`` makes it afresh, to run on the primary when a replica fails it.
+    read: bool = False
+    again: Callable[[], Plan[Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,12 @@ def run(
     return (yield step)  # type: ignore[no-any-return]
 
 
+def read(make: Callable[[], Plan[T]], user_id: str | None, ef_search: int | None = None) -> Op[T]:
+    """Run the plan ``make()`` makes, which only reads: on a replica where the store has one."""
+    step = Run(make(), user_id, None, ef_search, read=True, again=make)
+    return (yield step)  # type: ignore[no-any-return]
+
+
 def blocking(fn: Callable[..., T], *args: Any) -> Op[T]:
     return (yield Blocking(fn, args))  # type: ignore[no-any-return]
 
@@ -129,6 +139,7 @@ __all__ = [
     "Step",
     "async_method",
     "blocking",
+    "read",
     "run",
     "session",
     "sync_method",

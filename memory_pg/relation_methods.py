@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_pg._validate import check_agent_id, check_text, check_top_k
-from memory_pg.methods import StoreBase, run_plan
-from memory_pg.operations import Op
+from memory_pg.methods import StoreBase
+from memory_pg.operations import Op, read
 from memory_pg.plans import relations
 from memory_pg.plans.write import parse_memory_id, scope_user
 
@@ -48,7 +48,7 @@ def related(
         check_top_k(limit, what="limit"),
     )
     uid, agent = _who(self, user_id, agent_id)
-    return (yield from run_plan(self, relations.plan_related(uid, ref, hops, agent, top), uid))
+    return (yield from read(lambda: relations.plan_related(uid, ref, hops, agent, top), uid))
 
 
 def entity(
@@ -67,8 +67,9 @@ def entity(
     """
     who, top = check_text(name, self.settings, what="name"), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
-    plan = relations.plan_entity(uid, who, agent, include_inactive, top)
-    return (yield from run_plan(self, plan, uid))
+    return (
+        yield from read(lambda: relations.plan_entity(uid, who, agent, include_inactive, top), uid)
+    )
 
 
 def entities(
@@ -82,7 +83,7 @@ def entities(
     """A user's entities, most mentioned first (``mentions``: current memories naming it)."""
     which, top = relations.check_kinds(kinds), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
-    return (yield from run_plan(self, relations.plan_entities(uid, agent, which, top), uid))
+    return (yield from read(lambda: relations.plan_entities(uid, agent, which, top), uid))
 
 
 def graph(
@@ -98,4 +99,4 @@ def graph(
     :func:`memory_pg.plans.relations.graph_text` or ``graph_dot``."""
     who, top = check_text(name, self.settings, what="name"), check_top_k(limit, what="limit")
     uid, agent = _who(self, user_id, agent_id)
-    return (yield from run_plan(self, relations.plan_graph(uid, who, agent, top), uid))
+    return (yield from read(lambda: relations.plan_graph(uid, who, agent, top), uid))

@@ -15,7 +15,16 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine
 
-from memory_pg import exchange, methods, opening, pooling, relation_methods, schema
+from memory_pg import (
+    exchange,
+    methods,
+    opening,
+    pooling,
+    relation_methods,
+    replicas,
+    schema,
+    transfer_methods,
+)
 from memory_pg.admission import Gate
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument, MemoryPgError
@@ -25,6 +34,7 @@ from memory_pg.plans import setup
 from memory_pg.plans.protocol import T, begin, materialise, split_step, translate_errors
 from memory_pg.plans.write import MemoryInput
 from memory_pg.server import EmbeddedServer
+from memory_pg.usage import Flusher
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +85,9 @@ class MemoryStore(StoreBase[Engine]):
     _owns_engine = False
     #: First come, first served places in front of the pool this store opened.
     _gate: Gate | None = None
+    #: The read replicas (``read_urls``), and what their reads must see.
+    _reads: replicas.Reads | None = None
+    _flusher: Flusher | None = None
 
     def _start(
         self,
@@ -95,6 +108,8 @@ class MemoryStore(StoreBase[Engine]):
             self._gate = Gate(opening.gate_places(self.settings), self.settings.pool_timeout_s)
         self.engine = engine
         try:
+            self._reads = replicas.open_sync(self._read_urls, self.settings)
+            self._flusher = Flusher(self.flush_uses, self.settings.use_flush_s)
             with translate_errors(), self.engine.connect() as conn:
                 revision, recorded = opening.read_state(conn)
             # A schema it may not migrate is refused before a model loads (or warns).
@@ -138,9 +153,17 @@ class MemoryStore(StoreBase[Engine]):
         if step.conn is not None and not isinstance(step.conn, Connection):
             raise InvalidArgument("MemoryStore joins a Connection, not an AsyncConnection")
         if step.conn is None:  # a transaction of its own: pipelined (memory_pg.exchange)
+            if step.read and self._reads is not None:
+                primary, value = self._on_replica(step)
+                if primary is None:
+                    return value
+                step = primary
             first = begin(step.user_id, self.settings, self.pooler, step.ef_search)
             with translate_errors():
-                return exchange.run(self.engine, first, step.plan, self._place())
+                value = exchange.run(self.engine, first, step.plan, self._place())
+            if self._reads is not None and step.user_id and not step.read:
+                self._wrote(step.user_id)
+            return value
         with self._transaction(step.user_id, step.conn, step.ef_search) as c:
             plan = step.plan
             try:
@@ -167,12 +190,48 @@ class MemoryStore(StoreBase[Engine]):
                     own.execute(*split_step(stmt))
                 yield own
 
+    def _on_replica(self, step: Run) -> tuple[Run | None, Any]:
+        """Run a read on a replica: ``(None, its value)``, or ``(the step to run on the
+        primary, None)`` where no replica is fit or the one chosen failed it."""
+        assert self._reads is not None
+        replica = replicas.pick(self._reads, step.user_id)
+        if replica is None:
+            return step, None
+        first = begin(step.user_id, self.settings, replica.pooler, step.ef_search)
+        try:
+            with translate_errors():
+                return None, exchange.run(replica.engine, first, step.plan, replica.place())
+        except MemoryPgError as exc:
+            if step.again is None or not replicas.retry_on_primary(exc):
+                raise
+            self._reads.failed(replica, exc)
+            return dataclasses.replace(step, plan=step.again()), None
+
+    def _wrote(self, user_id: str) -> None:
+        """Remember where the primary's WAL stands after a write of ``user_id``, for
+        that user's next read (read-your-writes)."""
+        assert self._reads is not None
+        try:
+            with self._place(), translate_errors(), self.engine.connect() as conn:
+                self._reads.wrote(user_id, replicas.wal_position(conn))
+        except MemoryPgError as exc:  # the write is committed: say so, not this
+            logger.warning("memory-pg: could not read the primary's WAL position: %s", exc)
+
+    def _uses_noted(self, full: bool) -> None:
+        if self._flusher is not None:
+            self._flusher.poke(full)
+
     def _place(self) -> contextlib.AbstractContextManager[None]:
         """A place in line for a pooled connection (none needed on a host's engine)."""
         return contextlib.nullcontext() if self._gate is None else self._gate.place()
 
     def close(self) -> None:
-        """Close the pool this store opened and let go of the embedded server."""
+        """Write the uses of search results still waiting, close the pools this store
+        opened and let go of the embedded server."""
+        flusher, self._flusher = self._flusher, None
+        if flusher is not None:
+            flusher.close()
+        replicas.close_sync(self._reads)
         if self._owns_engine and hasattr(self, "engine"):
             self.engine.dispose()
         if self._server is not None:
@@ -198,13 +257,14 @@ class MemoryStore(StoreBase[Engine]):
     pending_turns = sync_method(methods.pending_turns)
     commit_compaction = sync_method(methods.commit_compaction)
     search = sync_method(methods.search)
+    flush_uses = sync_method(methods.flush_uses)
     get = sync_method(methods.get)
     list_memories = sync_method(methods.list_memories)
     history = sync_method(methods.history)
     stats = sync_method(methods.stats)
     healthcheck = sync_method(methods.healthcheck)
-    export_user_memory = sync_method(methods.export_user_memory)
-    import_user_memory = sync_method(methods.import_user_memory)
+    export_user_memory = sync_method(transfer_methods.export_user_memory)
+    import_user_memory = sync_method(transfer_methods.import_user_memory)
     related = sync_method(relation_methods.related)
     entity = sync_method(relation_methods.entity)
     entities = sync_method(relation_methods.entities)

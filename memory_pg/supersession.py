@@ -308,6 +308,8 @@ def decide(
         and not _other_people(new_text, nearest.text)
         # "登录模块已上线" / "支付模块已上线": one thing said of two subjects.
         and not _other_subjects(new_text, nearest.text)
+        # "…is at Sarah's like always": a restatement, however alike it reads.
+        and not changes.unchanged(new_text)
     ):
         return Decision("supersede", (nearest.id,), "similar", nearest.similarity, inherit)
     return Decision("add", topic=topic)

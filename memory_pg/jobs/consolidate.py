@@ -85,6 +85,11 @@ def merge_fragments(fragments: list[str]) -> str:
     number there ("给王总转账100" is not in "给王总转账1000元房租", "Python 3" not in
     "Python 3.12", "I like tea" not in "I like teapots"; "每天早上喝咖啡" is in
     "用户每天早上喝咖啡": Chinese has no spaces between words).
+
+    Each part of a merge ends a sentence, so that the summary reads as sentences and
+    not as one run-on line: a part without closing punctuation gets "。" if it is
+    Chinese, "." otherwise ("Deploy on Friday. Finish the payment module next week.",
+    "下周完成支付模块。周五上线。").
     """
     if not fragments:
         raise InvalidArgument("nothing to merge")
@@ -99,7 +104,30 @@ def merge_fragments(fragments: list[str]) -> str:
             if key and not _contained(key, seen):
                 parts.append(sentence.strip())
                 seen += "\n" + key  # a match never spans two sentences
-    return " ".join(parts)
+    return parts[0] if len(parts) == 1 else _sentences(parts)
+
+
+#: Punctuation that ends a sentence already (a closing quote or bracket after it too).
+_ENDED = re.compile(r"[.!?。！？;；…][\"'”’)）」』]*$")
+#: The last Han character or Latin letter of a text: its language, where a sentence ends.
+_LAST_WORD_CHAR = re.compile(
+    r"([\u3400-\u9fff\uf900-\ufaff]|[A-Za-z])[^\u3400-\u9fffA-Za-z\uf900-\ufaff]*$"
+)
+
+
+def _sentences(parts: list[str]) -> str:
+    """``parts`` as consecutive sentences: each ended, Chinese ones joined without a space."""
+    out = ""
+    for part in parts:
+        part = part.strip()
+        last = _LAST_WORD_CHAR.search(part)
+        chinese = last is not None and not last.group(1).isascii()
+        if not _ENDED.search(part):
+            part += "。" if chinese else "."
+        if out and not (chinese and out[-1] in "。！？；"):
+            out += " "
+        out += part
+    return out
 
 
 SUMMARY_PROMPT = (

@@ -27,7 +27,16 @@ from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
 from memory_pg.sql.search import SearchFilters, search_statement
 from memory_pg.sql.use import record_use
-from memory_pg.text.references import name_in, names_given, refers
+from memory_pg.text.attributes import asked, stated
+from memory_pg.text.references import (
+    Name,
+    compared_with,
+    name_in,
+    names_given,
+    refers,
+    says_of,
+    word_pattern,
+)
 
 
 def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,6 +208,21 @@ def plan_search(
             # search is the first one's words again.
             naming = [r for r in named if any(n.named_in(str(r["text"])) for n in names)]
             rows = _better_of(rows, Rows(naming), top_k)
+        # A value stated against another's ("我老公比我大三岁") needs that value too
+        # ("我今年三十二"): it is asked for, and ranks right below the comparison.
+        for other, anchor in _comparisons(query, rows[:NAMING_DEPTH]):
+            more = yield search_statement(
+                user_id,
+                _about(query, described, other),
+                vector,
+                top_k=max(top_k, SUPPORT_DEPTH),
+                filters=filters,
+                ranking=ranking,
+                readability=readability,
+                now=now,
+                window=window,
+            )
+            rows = _better_of(rows, _below(anchor, more, query, other), top_k)
         if touch and rows:
             # The use is the plan's last statement, as a search's own touch is.
             yield final(record_use(user_id, [r["id"] for r in rows]))
@@ -212,6 +236,8 @@ def plan_search(
 
 #: How many of the best results are read for the names they give what a query describes.
 NAMING_DEPTH = 5
+#: How many results of a search for the other side of a comparison are read for its value.
+SUPPORT_DEPTH = 30
 
 
 def _better_of(first: Rows, second: Rows, top_k: int) -> Rows:
@@ -225,6 +251,40 @@ def _better_of(first: Rows, second: Rows, top_k: int) -> Rows:
     ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["event_time"].timestamp()))
     out = Rows(ranked[:top_k])
     out.rowcount = len(out)
+    return out
+
+
+def _about(query: str, described: tuple[str, ...], other: str) -> str:
+    """``query`` asked of ``other`` in place of its subject (of the speaker for ``我``)."""
+    if other != "我":
+        return name_in(query, described, [Name(other, word_pattern(other))])
+    for word in described:
+        query = query.replace(word, " ")
+    return query
+
+
+def _comparisons(query: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The others that answers to ``query`` state its attribute against, each with the
+    answer that does (at most two). Only answers of the asked subject count, and an
+    other that two of them are stated against is left out: "我妹比我小六岁" and "小周比
+    我小两岁" answer "谁大" between them without the speaker's own age."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("attribute_match") == 1.0:
+            for other in compared_with(query, [str(row["text"])]):
+                found.setdefault(other, []).append(row)
+    return [(other, hits[0]) for other, hits in found.items() if len(hits) == 1][:2]
+
+
+def _below(anchor: dict[str, Any], more: Rows, query: str, other: str) -> Rows:
+    """The rows of ``more`` that state the asked attribute of ``other``, each placed
+    right below ``anchor``, the answer stated against it (which needs them)."""
+    asking = set(asked(query))
+    out = Rows()
+    for row in more:
+        text = str(row["text"])
+        if row["id"] != anchor["id"] and says_of(other, text) and asking & set(stated(text)):
+            out.append({**row, "score": anchor["score"] - 1e-6 * (len(out) + 1)})
     return out
 
 

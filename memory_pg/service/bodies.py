@@ -16,14 +16,17 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 1000
 
 
+#: The optional names a body may carry: a request never names another user or agent.
+_USER = "Optional; must equal the token's user (a request never names another: 403)."
+_AGENT = "Optional; must equal the token's agent, if it has one (403 otherwise)."
+
+
 class Body(BaseModel):
     # Unknown fields are refused: a typo must not silently drop a filter.
     model_config = ConfigDict(extra="forbid")
 
-    #: Optional, and must equal the token's: a request never names another user.
-    user_id: str | None = None
-    #: Optional, and must equal the token's agent (if it has one).
-    agent_id: str | None = None
+    user_id: str | None = Field(default=None, description=_USER)
+    agent_id: str | None = Field(default=None, description=_AGENT)
 
 
 class MemoryIn(BaseModel):
@@ -31,17 +34,41 @@ class MemoryIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str
-    memory_type: str = "dialogue"
-    metadata: dict[str, Any] | None = None
-    topic: str | None = None
-    importance: StrictFloat | None = None
-    event_time: datetime | None = None
-    expires_at: datetime | None = None
-    context: str | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-    private: StrictBool = False
+    text: str = Field(description="The memory, in any language; what searches find.")
+    memory_type: str = Field(
+        default="dialogue",
+        description="user_profile, project_status, key_decision, todo, dialogue, or a "
+        "type of your own; decides how fast it fades in the ranking.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Any JSON object kept with it; searches can filter on it."
+    )
+    topic: str | None = Field(
+        default=None,
+        description="A topic key: a later memory of the same type and topic replaces this one.",
+    )
+    importance: StrictFloat | None = Field(
+        default=None, description="0..1 (default 0.5): weighs in the ranking and in expiry."
+    )
+    event_time: datetime | None = Field(
+        default=None,
+        description="When what it says happened (ISO 8601, with offset); default: now. "
+        "Questions naming a time (last Friday, 5月2号) rank by it.",
+    )
+    expires_at: datetime | None = Field(
+        default=None, description="Forgotten after this time (ISO 8601); default: never."
+    )
+    context: str | None = Field(
+        default=None,
+        description="Surrounding text embedded with it to help search find it, not shown.",
+    )
+    user_id: str | None = Field(default=None, description=_USER)
+    agent_id: str | None = Field(default=None, description=_AGENT)
+    private: StrictBool = Field(
+        default=False,
+        description="Only the token's agent sees it, not the user's other agents "
+        "(needs a token with an agent).",
+    )
 
 
 class AddBody(MemoryIn):
@@ -51,32 +78,55 @@ class AddBody(MemoryIn):
 class BatchBody(Body):
     """``POST /v1/memories/batch``: all stored, or none."""
 
-    items: list[MemoryIn] = Field(min_length=1)
+    items: list[MemoryIn] = Field(
+        min_length=1, description="The memories, 1..500, in one transaction: all or none."
+    )
 
 
 class SearchBody(Body):
     """``POST /v1/search``."""
 
-    query: str
-    top_k: StrictInt = 5
-    memory_types: list[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    metadata_filter: dict[str, Any] | None = None
-    as_of: datetime | None = None
-    agent_ids: list[str] | None = None
-    min_similarity: StrictFloat | None = None
-    min_lexical: StrictFloat | None = None
-    #: Also the memories this many links from the best hits (0..3).
-    expand: StrictInt = 0
+    query: str = Field(description="What to look for, in any language.")
+    top_k: StrictInt = Field(default=5, description="How many results, 1..1000.")
+    memory_types: list[str] | None = Field(default=None, description="Only these types.")
+    since: datetime | None = Field(
+        default=None, description="Only memories whose event time is at or after this."
+    )
+    until: datetime | None = Field(
+        default=None, description="Only memories whose event time is before this."
+    )
+    metadata_filter: dict[str, Any] | None = Field(
+        default=None, description="Only memories whose metadata contains this JSON object."
+    )
+    as_of: datetime | None = Field(
+        default=None,
+        description="What was current at that past time (replaced memories included).",
+    )
+    agent_ids: list[str] | None = Field(
+        default=None, description="Only memories these agents wrote (the user's own: null)."
+    )
+    min_similarity: StrictFloat | None = Field(
+        default=None,
+        description="Drop results whose cosine similarity is below this, unless "
+        "min_lexical keeps them.",
+    )
+    min_lexical: StrictFloat | None = Field(
+        default=None,
+        description="Drop results whose full-text score (0..1) is below this, unless "
+        "min_similarity keeps them.",
+    )
+    expand: StrictInt = Field(
+        default=0,
+        description="Also the memories this many links (0..3) from the best hits, marked `via`.",
+    )
 
 
 class ReplaceBody(Body):
     """``PUT /v1/memories/{id}``: update by replacement."""
 
-    text: str
-    metadata: dict[str, Any] | None = None
-    importance: StrictFloat | None = None
+    text: str = Field(description="The new memory; the old one is kept in history.")
+    metadata: dict[str, Any] | None = Field(default=None, description="The new memory's metadata.")
+    importance: StrictFloat | None = Field(default=None, description="The new memory's, 0..1.")
 
 
 class EraseBody(Body):
@@ -86,4 +136,8 @@ class EraseBody(Body):
     as a preview must not erase.
     """
 
-    dry_run: StrictBool = False
+    dry_run: StrictBool = Field(
+        default=False,
+        description="Refused when true (422): an erase over HTTP has no preview; "
+        "GET /v1/stats shows what it would remove.",
+    )

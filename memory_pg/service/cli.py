@@ -77,6 +77,12 @@ def _count(value: str) -> int:
     return number
 
 
+def _metrics_access(value: str) -> str:
+    if value not in ("open", "admin", "off"):
+        raise argparse.ArgumentTypeError(f"not open, admin or off: {value!r}")
+    return value
+
+
 def _lifetime(value: str) -> timedelta:
     from memory_pg.service.tokens import parse_duration
 
@@ -158,6 +164,7 @@ class _StoreOptions(TypedDict):
     embedding_model: str | None
     auto_migrate: bool
     pooler: str | None
+    read_urls: list[str] | None
 
 
 def _store_options(ctx: Any) -> _StoreOptions:
@@ -168,6 +175,7 @@ def _store_options(ctx: Any) -> _StoreOptions:
         "embedding_model": ctx.args.embedding_model,
         "auto_migrate": bool(ctx.args.auto_migrate),
         "pooler": ctx.args.pooler,
+        "read_urls": getattr(ctx.args, "read_urls", None),
     }
 
 
@@ -183,6 +191,7 @@ def _cmd_serve(args: argparse.Namespace, ctx: Any) -> int:
         mcp=not args.no_mcp,
         graceful_timeout_s=args.graceful_timeout,
         max_batch_chars=args.max_batch_chars,
+        metrics=args.metrics,
         guard=GuardSettings(
             header_timeout_s=args.header_timeout,
             body_timeout_s=args.body_timeout,
@@ -295,6 +304,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "from the proxy's address)",
     )
     p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP server at /mcp")
+    p.add_argument(
+        "--metrics",
+        type=_metrics_access,
+        metavar="{open,admin,off}",
+        default=_env("MEMORY_PG_METRICS", "open"),
+        help="who may read GET /metrics (Prometheus): open (default: it holds no user "
+        "data), admin (an admin token, read-only ones too) or off (env MEMORY_PG_METRICS)",
+    )
     p.set_defaults(handler=_cmd_serve)
 
     p = subparsers.add_parser("mcp", help="run the MCP server on stdio for one user (and agent)")

@@ -96,6 +96,8 @@ class Guard:
     draining: asyncio.Event | None = None
     #: The event loop's time after which a body still arriving is answered 503.
     drain_deadline: float | None = None
+    #: Refusals so far, by kind (``/metrics``).
+    refused: collections.Counter[str] = field(default_factory=collections.Counter)
     _warned: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -103,6 +105,7 @@ class Guard:
 
     def warn(self, kind: str, message: str, *args: object) -> None:
         """Log a refusal at WARNING, at most once a minute per kind (then at DEBUG)."""
+        self.refused[kind] += 1
         now = time.monotonic()
         last = self._warned.get(kind)
         quiet = last is not None and now - last < 60

@@ -22,10 +22,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi import Depends, FastAPI, Query, Response
+from fastapi.responses import JSONResponse
 from sqlalchemy import text as sql_text
 
 from memory_pg.async_store import AsyncMemoryStore
@@ -35,7 +35,8 @@ from memory_pg.errors import (
     MemoryNotFound,
     PermissionDenied,
 )
-from memory_pg.service import http_relations
+from memory_pg.service import http_relations, metrics, schemas
+from memory_pg.service.apidocs import add_pages
 from memory_pg.service.bodies import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -56,6 +57,7 @@ from memory_pg.service.http_auth import (
     check_names,
     check_query,
 )
+from memory_pg.service.metrics import route_template
 from memory_pg.service.responses import (
     STATUS,
     RequestTooLarge,
@@ -64,6 +66,7 @@ from memory_pg.service.responses import (
     json_response,
     status_of,
 )
+from memory_pg.service.schemas import TOKEN_ERRORS, NDJSONResponse, answers, errors
 from memory_pg.service.tokens import TokenInfo
 
 logger = logging.getLogger(__name__)
@@ -101,6 +104,8 @@ class ServiceSettings:
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         graceful_timeout_s: on SIGTERM, how long in-flight requests may finish.
         guard: read timeouts and connection bounds (:mod:`memory_pg.service.guard`).
+        metrics: who may read ``/metrics``: ``open``, ``admin`` (an admin token) or
+            ``off`` (:mod:`memory_pg.service.metrics`).
     """
 
     max_body_bytes: int = 1024 * 1024
@@ -109,6 +114,7 @@ class ServiceSettings:
     mcp: bool = True
     graceful_timeout_s: float = 30.0
     guard: GuardSettings = field(default_factory=GuardSettings)
+    metrics: str = "open"
 
 
 # -- the app -------------------------------------------------------------------------
@@ -164,7 +170,7 @@ class _Limits:
             logger.warning(
                 "%s %s cancelled: the service stopped before it finished",
                 scope.get("method"),
-                _log_path(scope),
+                route_template(scope),
             )
             if status["code"] == 0:
                 with contextlib.suppress(Exception):  # the client may be gone too
@@ -178,7 +184,7 @@ class _Limits:
                 {
                     "event": "request",
                     "method": scope.get("method"),
-                    "path": _log_path(scope),
+                    "path": route_template(scope),
                     "status": status["code"],
                     "ms": round((time.perf_counter() - started) * 1000, 1),
                     "token_id": state.get("token_id"),
@@ -275,18 +281,6 @@ async def _send_413(send: Send, limit: int) -> None:
     await _send_error(send, 413, "RequestTooLarge", f"request body is larger than {limit} bytes")
 
 
-def _log_path(scope: Scope) -> str:
-    """The route's template, never the path: ``/v1/entities/{name}``, not the name of a
-    person from a user's memory (nor the query string, which could carry words)."""
-    template = getattr(scope.get("route"), "path", None)
-    if isinstance(template, str):
-        return template
-    path = str(scope.get("path", ""))
-    if path == "/mcp" or path.startswith("/mcp/"):
-        return "/mcp"
-    return "(no route)"
-
-
 def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None) -> FastAPI:
     """The FastAPI app over ``store`` (opened on start-up, closed on shutdown).
 
@@ -329,6 +323,9 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         summary="Long-term memory for LLM agents, in PostgreSQL with pgvector.",
         version="1",
         lifespan=lifespan,
+        # The pages come from the package (apidocs), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
         # A query parameter a route does not take is refused, not ignored (http_auth).
         dependencies=[Depends(check_query)],
     )
@@ -336,6 +333,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
     app.state.settings = cfg
     app.state.guard = guard
     add_handlers(app)
+    add_pages(app)
     _routes(app, store, cfg)
     http_relations.add_routes(app, store)
     app.add_middleware(
@@ -344,6 +342,7 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         mcp=None if mcp_app is None else mcp_app.asgi,
         guard=guard,
     )
+    metrics.install(app, store, guard, cfg.metrics)  # last: it counts the limits' answers too
     return app
 
 
@@ -353,12 +352,12 @@ def _memory_item(info: TokenInfo, item: MemoryIn) -> dict[str, Any]:
 
 
 def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None:
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], response_model=schemas.Ok)
     async def healthz() -> dict[str, bool]:
         """The process is up."""
         return {"ok": True}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], response_model=schemas.Ok, responses=errors(503))
     async def readyz() -> JSONResponse:
         """The database answers (503 otherwise)."""
         try:
@@ -374,14 +373,19 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             )
         return JSONResponse({"ok": True})
 
-    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    @app.post("/v1/memories", status_code=201, tags=["memories"], **answers(schemas.Created, 413))
     async def add(body: AddBody, info: WriterToken) -> JSONResponse:
         """Store one memory; returns its id (an existing one for a repeat)."""
         fields = _memory_item(info, body)
         memory_id = await store.add_memory(user_id=info.user_id, agent_id=info.agent_id, **fields)
         return json_response({"id": memory_id}, 201)
 
-    @app.post("/v1/memories/batch", status_code=201, tags=["memories"])
+    @app.post(
+        "/v1/memories/batch",
+        status_code=201,
+        tags=["memories"],
+        **answers(schemas.CreatedMany, 413),
+    )
     async def add_batch(body: BatchBody, info: WriterToken) -> JSONResponse:
         """Store many memories in one transaction: all, or none."""
         check_names(info, body.user_id, body.agent_id)
@@ -397,7 +401,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         ids = await store.add_memories(items, user_id=info.user_id, agent_id=info.agent_id)
         return json_response({"ids": ids}, 201)
 
-    @app.post("/v1/search", tags=["memories"])
+    @app.post("/v1/search", tags=["memories"], **answers(schemas.Results, 413))
     async def search(body: SearchBody, info: UserToken) -> JSONResponse:
         """The memories that best match a query, best first, with their score parts."""
         check_names(info, body.user_id, body.agent_id)
@@ -418,12 +422,14 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         )
         return json_response({"results": results})
 
-    @app.get("/v1/memories", tags=["memories"])
+    @app.get("/v1/memories", tags=["memories"], **answers(schemas.Memories))
     async def recent(
         info: UserToken,
-        limit: int = DEFAULT_LIMIT,
-        memory_type: str | None = None,
-        include_inactive: bool = False,
+        limit: Annotated[int, Query(description="How many, 1..1000.")] = DEFAULT_LIMIT,
+        memory_type: Annotated[str | None, Query(description="Only this type.")] = None,
+        include_inactive: Annotated[
+            bool, Query(description="Replaced and expired memories too.")
+        ] = False,
     ) -> JSONResponse:
         """The user's memories, newest first."""
         if not 1 <= limit <= MAX_LIMIT:
@@ -437,7 +443,7 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         )
         return json_response({"memories": rows})
 
-    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    @app.get("/v1/memories/{memory_id}", tags=["memories"], **answers(schemas.Memory, 404))
     async def get(memory_id: str, info: UserToken) -> JSONResponse:
         """One memory by id (404 if the token's user has none with that id)."""
         row = await store.get(memory_id, user_id=info.user_id, agent_id=info.agent_id)
@@ -445,7 +451,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return json_response(row)
 
-    @app.put("/v1/memories/{memory_id}", tags=["memories"])
+    @app.put(
+        "/v1/memories/{memory_id}", tags=["memories"], **answers(schemas.Replaced, 404, 409, 413)
+    )
     async def replace(memory_id: str, body: ReplaceBody, info: WriterToken) -> JSONResponse:
         """Update by replacement: a new memory replaces this one (kept in history)."""
         check_names(info, body.user_id, body.agent_id)
@@ -459,7 +467,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         )
         return json_response({"id": new_id, "replaced": memory_id})
 
-    @app.post("/v1/memories/{memory_id}/restore", tags=["memories"])
+    @app.post(
+        "/v1/memories/{memory_id}/restore", tags=["memories"], **answers(schemas.Restored, 404, 409)
+    )
     async def restore(memory_id: str, info: WriterToken) -> JSONResponse:
         """Undo a wrong replacement: this replaced memory is current again.
 
@@ -470,7 +480,9 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
         report = await store.restore(memory_id, user_id=info.user_id, agent_id=info.agent_id)
         return json_response(report)
 
-    @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
+    @app.delete(
+        "/v1/memories/{memory_id}", status_code=204, tags=["memories"], **answers(None, 404)
+    )
     async def delete(memory_id: str, info: WriterToken, body: EraseBody | None = None) -> Response:
         """Erase one memory and its history for good."""
         _check_erase(info, body)
@@ -478,28 +490,36 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             raise MemoryNotFound(f"no memory {memory_id} for this user")
         return Response(status_code=204)
 
-    @app.get("/v1/memories/{memory_id}/history", tags=["memories"])
+    @app.get("/v1/memories/{memory_id}/history", tags=["memories"], **answers(schemas.Events))
     async def memory_history(memory_id: str, info: UserToken) -> JSONResponse:
         """Lifecycle events of one memory, oldest first."""
         events = await store.history(memory_id, user_id=info.user_id, agent_id=info.agent_id)
         return json_response({"events": events})
 
-    @app.get("/v1/history", tags=["memories"])
-    async def user_history(info: UserToken, limit: int = DEFAULT_LIMIT) -> JSONResponse:
+    @app.get("/v1/history", tags=["memories"], **answers(schemas.Events))
+    async def user_history(
+        info: UserToken,
+        limit: Annotated[int, Query(description="How many events, 1..1000.")] = DEFAULT_LIMIT,
+    ) -> JSONResponse:
         """The user's latest ``limit`` lifecycle events (1..1000, default 20), oldest first."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputTooMany(f"limit must be between 1 and {MAX_LIMIT}")
         events = await store.history(user_id=info.user_id, agent_id=info.agent_id, limit=limit)
         return json_response({"events": events})
 
-    @app.get("/v1/export", tags=["user"])
-    async def export(info: WholeUserToken) -> PlainTextResponse:
+    @app.get(
+        "/v1/export",
+        tags=["user"],
+        response_class=NDJSONResponse,
+        responses=errors(*TOKEN_ERRORS, beside=NDJSONResponse.media_type),
+    )
+    async def export(info: WholeUserToken) -> NDJSONResponse:
         """The user's memories as JSON lines (no vectors)."""
         out = io.StringIO()
         await store.export_user_memory(out, user_id=info.user_id, with_embeddings=False)
-        return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
+        return NDJSONResponse(out.getvalue())
 
-    @app.delete("/v1/user", tags=["user"])
+    @app.delete("/v1/user", tags=["user"], **answers(schemas.Deleted))
     async def erase(info: WholeUserToken, body: EraseBody | None = None) -> JSONResponse:
         """Erase everything of the token's own user: memories, buffer, history."""
         _check_erase(info, body)
@@ -507,17 +527,17 @@ def _routes(app: FastAPI, store: AsyncMemoryStore, cfg: ServiceSettings) -> None
             raise PermissionDenied("this token is read-only")
         return json_response({"deleted": await store.clear_user_memory(info.user_id)})
 
-    @app.get("/v1/stats", tags=["user"])
+    @app.get("/v1/stats", tags=["user"], **answers(schemas.Stats))
     async def stats(info: UserToken) -> JSONResponse:
         """Counts per memory type of the token's user."""
         return json_response(await store.stats(user_id=info.user_id, agent_id=info.agent_id))
 
-    @app.get("/v1/admin/stats", tags=["admin"])
+    @app.get("/v1/admin/stats", tags=["admin"], **answers(schemas.Stats))
     async def admin_stats(info: AdminToken) -> JSONResponse:
         """Counts of the whole database (the service's role must see every user)."""
         return json_response(await store.stats())
 
-    @app.delete("/v1/admin/users/{user_id}", tags=["admin"])
+    @app.delete("/v1/admin/users/{user_id}", tags=["admin"], **answers(schemas.Deleted))
     async def admin_erase(
         user_id: str, info: AdminWriterToken, body: EraseBody | None = None
     ) -> JSONResponse:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.errors import AuthenticationFailed, PermissionDenied, UnknownParameter
@@ -65,13 +66,25 @@ async def check_query(request: Request) -> None:
         )
 
 
-async def _token(request: Request) -> TokenInfo:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
+#: The OpenAPI security scheme of every ``/v1`` route: ``/docs`` shows "Authorize".
+#: It refuses nothing itself (``auto_error=False``): a missing token is our 401 body.
+bearer = HTTPBearer(
+    scheme_name="token",
+    bearerFormat="mpg_...",
+    description="A token from `memory-pg token create --user USER` (bound to that user).",
+    auto_error=False,
+)
+
+
+async def _token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+) -> TokenInfo:
+    value = "" if credentials is None else credentials.credentials.strip()
+    if not value:
         raise AuthenticationFailed("a bearer token is required (Authorization: Bearer mpg_...)")
     store: AsyncMemoryStore = request.app.state.store
-    info = await verify_token(store.engine, value.strip())  # type: ignore[arg-type]
+    info = await verify_token(store.engine, value)  # type: ignore[arg-type]
     request.scope.setdefault("state", {})["token_id"] = info.id
     return info
 

@@ -439,6 +439,7 @@ def run_stdio(
     embedding_model: str | None = None,
     auto_migrate: bool = False,
     pooler: str | None = None,
+    read_urls: list[str] | None = None,
 ) -> None:
     """Serve the tools on stdin/stdout for one user (and agent) until the client leaves."""
     import anyio
@@ -452,6 +453,7 @@ def run_stdio(
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
         settings=StoreSettings(pooler=pooler) if pooler else None,
+        read_urls=read_urls,
     )
     assert store.user_id is not None
     identity = Identity(store.user_id, check_agent_id(agent_id), read_only)

@@ -44,6 +44,7 @@ def serve(
     auto_migrate: bool = False,
     settings: ServiceSettings | None = None,
     pooler: str | None = None,
+    read_urls: list[str] | None = None,
 ) -> None:
     """Run the service with uvicorn until SIGINT/SIGTERM (in-flight requests finish)."""
     import uvicorn
@@ -55,6 +56,7 @@ def serve(
         embedding_model=embedding_model,
         auto_migrate=True if auto_migrate else None,
         settings=service_store_settings(pooler),
+        read_urls=read_urls,
     )
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 

@@ -119,7 +119,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "age",
         r"多大|几岁|年纪|年龄|多少岁|哪年生|哪年出生|属什么|属啥|\bhow old\b|\bage\b|"
         r"\bwhat year was\b.*\bborn\b",
-        rf"{_N}\s*(?:周)?岁|岁了|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})(?=[，,。！!；;\s]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",

@@ -33,7 +33,10 @@ from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import has_han
-from memory_pg.text.attributes import stated, tagged
+from memory_pg.text import subjects
+from memory_pg.text.attributes import stated
+from memory_pg.text.beside import beside
+from memory_pg.text.subjects import KIN, stem
 
 #: Signals of change by kind, each a concept in both languages.
 CUES: tuple[tuple[str, str], ...] = (
@@ -51,6 +54,8 @@ CUES: tuple[tuple[str, str], ...] = (
         r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bstopped\b|\bquit\b|\bdropped\b"
         r"|\bditched\b|\bretired\b|\bgave up\b|\bshut (?:it )?down\b|\bclosed\b|\bis gone\b"
         r"|\bdecommissioned\b|\boutgrew\b|\bsold\b|\bturned off\b|\bkilled\b|\bended\b"
+        r"|\bpassed away\b|\bdied\b|\bthrew (?:it |them )?(?:out|away)\b|\bgot rid of\b"
+        r"|去世|过世|扔了|扔掉|丢了|处理掉"
         r"|不再|停(?:用|掉|了|止)|戒(?:了|掉)|下线|关掉|关了|砍掉|砍了|放弃|不用了|退了|弃用|废弃"
         r"|淘汰|没了|不开了|不坚持|结束了|撤了|卖了|解约",
     ),
@@ -88,7 +93,7 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "value",
         r"\braised\b|\bcut\b|\bincreased\b|\bdecreased\b|\bdown to\b|\bup to\b|\brose\b|\bfell\b"
-        r"|\bgrew\b|\bcrossed\b|\breached\b|\bhit\b|\bjumped\b|\bdoubled\b|\bhalved\b"
+        r"|\bgrew\b(?!\s+up)|\bcrossed\b|\breached\b|\bhit\b|\bjumped\b|\bdoubled\b|\bhalved\b"
         r"|\bapproved\b|\brepriced\b|\bscaled\b|\bextended\b|\bshortened\b"
         r"|涨到|降到|涨了|降了|提高到|提到|减少到|减到|只剩|还剩|剩下|增加到|达到|突破|调整|调到|调成"
         r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]",
@@ -96,7 +101,7 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "now",
         r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
-        r"|\bas of\b|\bagain\b|\bstarted\b|\bthis year\b"
+        r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
         r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
     ),
     (
@@ -120,29 +125,11 @@ CUES: tuple[tuple[str, str], ...] = (
 )
 _CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
-#: Words that add a fact beside the old one rather than replace it.
-_ADDITION = re.compile(
-    r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
-    r"|另外|还加了|也(?!不)|又(?:领养|买|加|添|多)|额外|再加",
-    re.IGNORECASE,
-)
 #: Words that say nothing changed: "计划照旧", "still Sam's team".
 _UNCHANGED = re.compile(
-    r"\bstill\b|\bas before\b|\bas usual\b|\bnothing new\b|\bsame as\b|\bunchanged\b"
+    r"\bstill\b|\bas before\b|\bas usual\b|\b(?:like|as) always\b|\bnothing new\b"
+    r"|\bsame as\b|\bunchanged\b"
     r"|照旧|依旧|仍旧|仍然|还是老样子|没变|不变",
-    re.IGNORECASE,
-)
-#: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
-#: different ones speak of two subjects.
-_HOLDERS = re.compile(
-    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex-?|late)\s+)?"
-    r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
-    r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
-    r"|boss|manager|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
-    r"|girlfriend|boyfriend|fianc[ée]e?|in-laws|baby|dog|cat)\b"
-    r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|爸爸|妈妈|爸|妈|父母|爸妈|姐姐|妹妹|哥哥|弟弟"
-    r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|婆婆|公公|岳父|岳母|叔叔|阿姨|舅舅|姑姑|堂哥|表哥|表姐|表妹|堂妹"
-    r"|朋友|同事|领导|老板|室友|房东|邻居|医生|男朋友|女朋友|对象)",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
@@ -198,46 +185,6 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(w for w in words | cjk if w and not _NUMBER.fullmatch(w))
 
 
-def stem(word: str) -> str:
-    """A crude English stem, enough to meet a word's plural and verb forms: "servers"
-    → "server", "logging" → "log", "standups" → "standup"."""
-    w = word.lower().removesuffix("'s")
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 2 and w.endswith(suffix) and not w.endswith("ss"):
-            w = w[: -len(suffix)]
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]
-    return w
-
-
-#: Where a holder of a fact stands: before the first verb of its sentence ("My
-#: sister lives…", "我姐姐住在…"); after it, a holder is a value ("紧急联系人是我妈").
-_VERB = re.compile(
-    r"\b(?:is|are|was|were|has|have|had|lives?|works?|eats?|drinks?|likes?|loves?|uses?|runs?"
-    r"|goes|go|owns?|leads?|[a-z]+ed)\b|是|在|住|对|有|喜欢|爱|不|用|改|换|吃|喝",
-    re.IGNORECASE,
-)
-#: Holders that are family: a fact of theirs is never the speaker's.
-_KIN = re.compile(
-    r"wife|husband|partner|son|daughter|kid|child|mom|mother|dad|father|parent|sister|brother"
-    r"|grand|aunt|uncle|cousin|niece|nephew|girlfriend|boyfriend|fianc|baby"
-    r"|老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|宝|爸|妈|父母|姐|妹|哥|弟|爷|奶|外婆|外公|姥"
-    r"|婆婆|公公|岳|叔|姨|舅|姑|表|堂|男朋友|女朋友|对象",
-    re.IGNORECASE,
-)
-
-
-def _holders(text: str) -> set[str]:
-    """Who holds the fact ``text`` states, when not the speaker: a kin or role word in
-    subject position (the first few words: "My sister lives…", "我姐姐住在…"), before
-    its first verb; after it, such a word is a value ("紧急联系人是我妈")."""
-    verb = _VERB.search(text)
-    zone = text[: verb.start()] if verb else text
-    zone = zone[:24] if not has_han(zone[:8]) else zone[:6]
-    return {(m.group(1) or m.group(2)).lower() for m in _HOLDERS.finditer(zone)}
-
-
 def _values(text: str) -> set[str]:
     """Values a text gives: numbers, and names written in Latin letters (products,
     handles, addresses: "MySQL", "jake@acme.io", "4B"). In English, a word is a name
@@ -276,46 +223,55 @@ def judge(
         >>> judge("My sister lives in Chengdu.", "My brother lives in Xi'an.") is None
         True
     """
-    signal = cue(new)
-    if signal is None or _ADDITION.search(new) or _UNCHANGED.search(new) or _HEDGE.search(new):
+    signal = _signal(old, new)
+    if signal is None or beside(old, new) or unchanged(new):
         return None
-    before = cue(old)
-    if before is not None and before[0] == signal[0] and not _values(old) & _values(new):
+    before = _signal(new, old)
+    if before is not None and before[0] == signal[0] != "now" and not _values(old) & _values(new):
         # Two events of one kind ("upgraded Postgres" / "upgraded Node", "raised a
         # seed round" / "raised a Series A"), unless the new one names the old's value.
         return None
-    holders_old, holders_new = _holders(old), _holders(new)
-    if holders_old and holders_new and not holders_old & holders_new:
-        return None  # my sister / my brother: two subjects
-    if (holders_old and not holders_new and holders_old - {"team"}) or (
-        holders_new and not holders_old and any(_KIN.search(h) for h in holders_new)
-    ):
-        # "我同事喝咖啡" / "我不再喝咖啡", "我吃素" / "我老公无肉不欢": two people.
-        return None
+    if _other_holder(old, new):
+        return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
+    kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
-    if _other_subject(old, new):
+    if subjects.other_subject(old, new, _FILLER):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
-    zone = _zone(old)
-    if (
-        zone
-        and not any(_holds(new, w) for w in zone)
-        and not (product_kinds and product_kinds[0] & product_kinds[1])
-    ):
+    zone = subjects.zone(old) - _FILLER
+    left = _left(old, new, zone)
+    attribute = _same_attribute(old, new, zone)
+    if zone and not subjects.holds_zone(new, zone) and not (kinds_shared or left or attribute):
         return None  # what the old text is about is not named in the new one
-    if "time" in stated(new[signal_end(new, signal) :][:40]) and "time" not in stated(old):
+    if _time_value(new, signal) and "time" not in stated(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
+    if _other_aspect(old, new):
+        return None  # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new
+    if _repeats_number(old, new):
+        return None  # "房租每月 5000" / "…下个月开始每月 5000": the old value, said again
+    if _other_left(old, new):
+        return None  # "我在腾讯工作" / "我从字节跳动离职了": what was left is another
+    thing = _thing_changed(new)
+    if thing and not subjects.holds_zone(old, thing):
+        return None  # "医生把我的降压药换成了…": the drug changed, not who the doctor is
     words_old, words_new = _content(old), _content(new)
     shared = words_old & words_new
     same = ""
     if shared:
         same = "words"
-    elif product_kinds and product_kinds[0] & product_kinds[1]:
+    elif kinds_shared:
         same = "product kind"
+    elif left:
+        same = "value given up"
+    elif attribute:
+        same = attribute
     elif similar:
         same = "similar"
     else:
-        both = set(stated(old)) & set(stated(new)) - _LOOSE_ATTRIBUTES
+        said = set(stated(old)) & set(stated(new))
+        both = (said - _LOOSE_ATTRIBUTES) or (
+            said & _SEVERAL_VALUES if _shared_han(old, new) else set()
+        )
         if both:
             same = sorted(both)[0]
     if not same:
@@ -326,7 +282,7 @@ def judge(
         return None  # "Python 2" is not the "Python" of "use Python"
     given = {w for w in shared if _given_up(new, [w], strict=True)}
     if given and not shared - given and same == "words" and before is None:
-        if any(not _holds(new, w) for w in _zone(old) & (words_old - given)):
+        if any(not _holds(new, w) for w in subjects.zone(old) & (words_old - given)):
             return None  # "数据分析脚本用 Python" / "后端不再用 Python": its own subject
         same = "value given up"
     own = (words_old - shared) | given | (_values(old) - _values(new))
@@ -335,12 +291,218 @@ def judge(
     if kept and not _given_up(new, kept):
         return None  # the old value stands in the new text, not as what was left
     if not gone and not kept:
-        if before is not None and before[1] != signal[1]:
+        if (before is not None and before[1] != signal[1]) or left:
             # One subject, its state changed: "Atlas 项目暂停了" / "…重启了".
             return Evidence(signal[0], signal[1], same, 1)
         if not _residue(old, new, shared):
             return None  # the new text says nothing the old one does not
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
+
+
+def _signal(old: str, new: str) -> tuple[str, str] | None:
+    """The first signal of change in ``new`` that ``old`` does not also say: a word
+    both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
+    change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
+    now use Y"): another time both say ("this year", "这次") dates both facts to one
+    time, where they stand together ("read 20 books this year" / "save $10k this year")."""
+    for m in _CUE.finditer(new):
+        kind, word = m.lastgroup or "", m.group(0).strip()
+        if not _holds(old, word) or (kind == "now" and _PRESENT.fullmatch(word)):
+            return kind, m.group(0)
+    return None
+
+
+_PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
+
+
+def unchanged(text: str) -> bool:
+    """Whether ``text`` says that nothing changed ("like always", "计划照旧"): it
+    restates a fact, and replaces nothing."""
+    return _UNCHANGED.search(text) is not None
+
+
+def _other_holder(old: str, new: str) -> bool:
+    """Whether the two texts state facts of two holders: two different ones (my
+    sister / my brother), or one on one side that the other does not speak of
+    ("我同事喝咖啡" / "我不再喝咖啡"; "我吃素" / "我老公无肉不欢"). A text speaks of
+    a holder it names anywhere, by the name the other gives it, by "he" or "she", or
+    through what the holder owns (:func:`memory_pg.text.subjects.refers_to_holder`)."""
+    held_old, held_new = subjects.holders(old), subjects.holders(new)
+    if subjects.speaker_and_other(old, new):
+        return True  # "My email is…" / "Linda… she's at linda@…"
+    if held_old and held_new:
+        return not held_old & held_new
+    if held_old - {"team"}:
+        return not subjects.refers_to_holder(new, old, held_old)
+    if any(KIN.search(h) for h in held_new):
+        return not subjects.refers_to_holder(old, new, held_new)
+    # A role holding the new value in a later clause ("换了个房东，新房东电话…"): the
+    # landlord's number, where the old text gives the speaker's.
+    later = subjects.clause_holders(new) - {"team"}
+    return (
+        bool(later) and not subjects.holders(old) and not subjects.refers_to_holder(old, new, later)
+    )
+
+
+#: Values of a recognisable shape that a person has one of at a time: a phone
+#: number, an e-mail address. Two texts giving one of the same shape, with nothing
+#: else in the old one's subject than the attribute's own words ("My cell is 555-…" /
+#: "New number: 555-…"), speak of one subject.
+_SHAPES = (
+    ("phone", re.compile(r"(?<![\d-])(?:\+?\d[\d -]{5,}\d)(?![\d-])")),
+    ("email", re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")),
+)
+
+
+def _same_attribute(old: str, new: str, zone: set[str]) -> str:
+    """The attribute of :data:`_SHAPES` whose value both texts give, when the old
+    text's subject holds nothing but that attribute's words ("my cell", "手机号";
+    not "物业电话", "张总的电话"), or ""."""
+    for name, shape in _SHAPES:
+        if shape.search(old) and shape.search(new) and name in stated(new):
+            if all(name in stated(w) for w in zone):
+                return name
+    return ""
+
+
+def _left(old: str, new: str, zone: set[str]) -> bool:
+    """Whether ``new`` names what ``old`` states (a word past its subject, or a value)
+    in a clause that gives it up: "Dr. Kaplan closed her practice", "We moved off
+    Jira", "布艺沙发扔了", "编辑器从 VS Code 换成了 Cursor"."""
+    held = subjects.holders(old)
+    own = {
+        w
+        for w in _content(old) | _values(old)
+        if w not in zone
+        and w not in held
+        and not _NUMBER.fullmatch(w)
+        and len(w) > 1
+        and _whole(new, w)
+    }
+    return any(_given_up(new, [w]) for w in own)
+
+
+def _whole(text: str, word: str) -> bool:
+    """Whether ``text`` names ``word`` as a word of its own ("pay" is not in "payment")."""
+    if has_han(word):
+        return word in text
+    return (
+        re.search(r"(?<![\w])" + re.escape(word) + r"(?:s|es|ed|ing)?(?![\w])", text, re.I)
+        is not None
+    )
+
+
+#: Words that put a time after a signal as its new value: "moved to Thursdays".
+#: A few words may come between: the thing moved ("moved deploys to Thursdays",
+#: "pushed the review back to Monday").
+_TO_WORD = re.compile(
+    r"^\s*(?:(?:[A-Za-z'-]+\s+){0,3}?(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE
+)
+_CLAUSE_END = re.compile(r"[，。；！？]|[,.;!?](?:\s|$)")
+
+
+def _time_value(new: str, signal: tuple[str, str]) -> bool:
+    """Whether the value the signal introduces is a time ("pushed to Sunday",
+    "挪到周二"), not a time saying when the change came ("since January",
+    "下周入职美团", "last Friday")."""
+    rest = _CLAUSE_END.split(new[signal_end(new, signal) :], maxsplit=1)[0]
+    if not re.search(r"(?:\bto|[到至成为])\s*$", signal[1], re.IGNORECASE):
+        to = _TO_WORD.match(rest)
+        if to is None:
+            return False
+        rest = rest[to.end() :]
+    return "time" in stated(rest[:14])
+
+
+#: A number written with digits or several numerals: a value, not a word ("一台").
+_WHOLE_NUMBER = re.compile(
+    r"\d+(?:[.,]\d+)*|[一二两三四五六七八九十][零〇一二两三四五六七八九十]*[十百千万亿]"
+    r"[零〇一二两三四五六七八九十百千万亿]*|十[零〇一二两三四五六七八九]?"
+)
+
+
+def _repeats_number(old: str, new: str) -> bool:
+    """Whether the new text gives the old text's numbers and no other: the old value
+    said again replaces nothing."""
+    numbers = {n.replace(",", "") for n in _WHOLE_NUMBER.findall(old)}
+    return bool(numbers) and numbers == {n.replace(",", "") for n in _WHOLE_NUMBER.findall(new)}
+
+
+#: What a new text names as left behind: "从字节跳动离职", "from React to", "instead of
+#: webpack", "left Deloitte".
+_LEFT_BEHIND = re.compile(
+    r"从([^，,。；;从]{2,12}?)(?:离职|辞职|跳槽|搬|迁|换|改|转|调|挪|升|降|退)"
+    r"|\bfrom\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)\s+to\b"
+    r"|\binstead of\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)"
+    r"|\b(?:left|quit)\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)"
+)
+
+
+def _other_left(old: str, new: str) -> bool:
+    """Whether ``new`` names what it leaves (:data:`_LEFT_BEHIND`) and ``old`` names
+    none of it: the change is from another value than the old text's."""
+    m = _LEFT_BEHIND.search(new)
+    if m is None:
+        return False
+    gone = next(g for g in m.groups() if g)
+    words = {w for w in _content(gone) | _values(gone) if len(w) > 1} or {gone.strip()}
+    return not any(_holds(old, w) for w in words)
+
+
+#: What a change is done to, where the sentence names it: "把我的降压药换成了…",
+#: "switched my editor to…", "changed the venue to…".
+_THING = re.compile(
+    r"把([^，,。；;]{1,10}?)(?:换|改|调|挪|搬|迁|升级|降)"
+    r"|\b(?:switched|changed|moved|swapped|replaced|upgraded|renamed|updated)\s+"
+    r"(?:my|our|the|his|her|their)\s+((?:[a-z]+\s+)?[a-z]+)\s+(?:to|from|for|with)\b",
+    re.IGNORECASE,
+)
+
+
+def _thing_changed(new: str) -> set[str]:
+    """The nouns of what ``new`` says it changed, when it names it (:data:`_THING`)."""
+    m = _THING.search(new)
+    if m is None:
+        return set()
+    words = m.group(1) or m.group(2) or ""
+    return {w for w in subjects.zone(words + " is") if w not in _FILLER}
+
+
+#: A month alone ("婚礼在5月", "in July") is a time too, for telling a date from a place.
+_MONTH = re.compile(r"\d{1,2}\s*月|[一二三四五六七八九十]{1,2}月(?!薪|供|租)")
+
+#: Words that name a place as the attribute changed: "venue", "场地".
+_PLACE_WORDS = re.compile(r"\bvenue\b|\blocation\b|场地|地点|地方", re.IGNORECASE)
+
+
+def _other_aspect(old: str, new: str) -> bool:
+    """Whether the old text gives a time and no place while the new one changes a
+    place and gives no time (or the other way round): two attributes of one event."""
+    said_old, said_new = set(stated(old)), set(stated(new))
+    if _MONTH.search(old):
+        said_old.add("time")
+    if _MONTH.search(new):
+        said_new.add("time")
+    place_new = "place" in said_new or _PLACE_WORDS.search(new) is not None
+    place_old = "place" in said_old or _PLACE_WORDS.search(old) is not None
+    if "time" in said_old and not place_old and place_new and "time" not in said_new:
+        return True
+    return "time" in said_new and not place_new and place_old and "time" not in said_old
+
+
+#: Characters that say nothing of what a Chinese text is about.
+_HAN_FUNCTION = frozenset(
+    "我你他她它们的了是在有不没也都还就又再很太和与跟对把被给从到个一这那每月年天日时要会能可以"
+)
+
+
+def _shared_han(old: str, new: str) -> bool:
+    """Whether both texts hold one Chinese character of substance: with an attribute
+    both state that allows several values (diet, health, price), the character ties
+    them to one ("我是素食者" / "不再坚持全素了"; "月薪" / "涨薪"), where "我对芒果过敏" /
+    "咖啡彻底戒了" share none."""
+    chars = set(re.findall(r"[\u4e00-\u9fff]", old)) & set(re.findall(r"[\u4e00-\u9fff]", new))
+    return bool(chars - _HAN_FUNCTION)
 
 
 def _residue(old: str, new: str, shared: frozenset[str]) -> bool:
@@ -356,8 +518,9 @@ def _residue(old: str, new: str, shared: frozenset[str]) -> bool:
 
 def _qualified(new: str, old: str, word: str) -> bool:
     """Whether ``new`` names ``word`` with a number or version after it that ``old``
-    lacks ("Python 2" is not the "Python" of "use Python"): another thing."""
-    after = re.compile(re.escape(word) + r"\s*v?\d", re.IGNORECASE)
+    lacks ("Python 2" is not the "Python" of "use Python", "GitLab CI" not
+    "GitLab"): another thing."""
+    after = re.compile(re.escape(word) + r"\s*(?:v?\d|(?-i:[A-Z]{2,})\b)", re.IGNORECASE)
     return after.search(new) is not None and after.search(old) is None
 
 
@@ -367,45 +530,14 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
     return at + len(signal[1]) if at >= 0 else 0
 
 
-def _zone(text: str) -> set[str]:
-    """The words before a text's first verb: what it is about ("测试环境", "Server A")."""
-    if has_han(text):
-        words: set[str] = set()
-        for word, flag in tagged(text):
-            if flag.startswith(("v", "p")) or word in "是在对有":
-                return words
-            if flag.startswith("n") or re.fullmatch(r"[A-Za-z0-9]+", word):
-                words.add(word.lower())
-        return set()
-    verb = _VERB.search(text)
-    if verb is None:
-        return set()
-    seg = segment(text[: verb.start()])
-    return {stem(w) for w in seg.words if w not in _DETERMINERS}
-
-
-_DETERMINERS = frozenset("the my our we i you your his her their this that its".split())
-
-
-def _other_subject(old: str, new: str) -> bool:
-    """Whether both texts open on one noun with different words around it: two things
-    of one kind ("测试环境" / "生产环境", "Server A" / "Server B", "marketing budget" /
-    "hiring budget")."""
-    a, b = _zone(old), _zone(new)
-    return bool(a & b) and bool(a - b) and bool(b - a)
-
-
-#: Hedges: a plan or a guess is no change ("maybe we should", "要不要").
-_HEDGE = re.compile(
-    r"\bmaybe\b|\bperhaps\b|\bshould\b|\bmight\b|\bcould\b|\bthinking (?:about|of)\b"
-    r"|\bconsidering\b|要不要|考虑|也许|或许|可能",
-    re.IGNORECASE,
-)
-
-
 #: Attributes too general to make one subject by themselves: any sentence with a
 #: number states a count, any with a verb of liking a preference.
-_LOOSE_ATTRIBUTES = frozenset({"count", "time", "place", "opinion", "preference", "tool"})
+_LOOSE_ATTRIBUTES = frozenset(
+    {"count", "time", "place", "opinion", "preference", "tool", "diet", "health", "price"}
+)
+#: Attributes a person has several values of at once (two allergies, rent and
+#: salary): one subject only with a word of substance in common (:func:`_shared_han`).
+_SEVERAL_VALUES = frozenset({"diet", "health", "price"})
 
 
 def _holds(text: str, word: str) -> bool:
@@ -446,4 +578,4 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     return True
 
 
-__all__ = ["CUES", "Evidence", "cue", "judge"]
+__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged"]

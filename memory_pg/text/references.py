@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg.entities import has_han
-from memory_pg.text.attributes import asked, nouns, subject_words, tagged
+from memory_pg.text.attributes import asked, nouns, stated, subject_words, tagged
 
 #: A description: a pointing word with a measure word ("那家", "那个", "这位"), or a
 #: relative clause before a noun ("我常去的健身房"); English "the X (that|who) I …".
@@ -114,6 +114,45 @@ def names_given(words: Sequence[str], texts: Iterable[str], query: str) -> tuple
     return tuple(found.values())
 
 
+#: A value stated against another holder's: "比我大三岁", "比她姐高", "比上个月贵".
+_COMPARED = re.compile(
+    r"比\s*([\u4e00-\u9fffA-Za-z]{1,6}?)\s*(?:还|更|要)?\s*"
+    r"(?:大|小|年长|年轻|早|晚|高|矮|重|轻|胖|瘦|多|少|贵|便宜)"
+)
+
+
+def compared_with(query: str, texts: Iterable[str]) -> tuple[str, ...]:
+    """Whom the best memories for ``query`` state the asked attribute against: a
+    relative value needs the other's value too ("我老公多大？" ← "我老公比我大三岁"
+    and "我今年三十二"). ``我`` is the speaker. Empty where the query asks no
+    attribute or no memory compares."""
+    asking = set(asked(query))
+    found: dict[str, None] = {}
+    for text in texts:
+        if asking & set(stated(text)):
+            for m in _COMPARED.finditer(text):
+                other = re.sub(r"^我的?(?=.)", "", m.group(1))  # 比我婆婆 -> 婆婆
+                if other.casefold() not in query.casefold() or other == "我":
+                    found.setdefault(other, None)
+    return tuple(found)
+
+
+def says_of(holder: str, text: str) -> bool:
+    """Whether ``text`` states something of ``holder`` as its subject: for ``我``, a
+    text that opens with the speaker ("我今年三十二了"), not with one of theirs
+    ("我妈…"); for another, a text that names it outside a comparison."""
+    if holder == "我":
+        words = tagged(text[:12])
+        return (
+            len(words) > 1
+            and words[0][0] == "我"
+            and not words[1][1].startswith("n")
+            and not _COMPARED.match(text[1:])
+        )
+    outside = _COMPARED.sub("", text)
+    return holder in outside
+
+
 def name_in(query: str, words: Sequence[str], names: Sequence[Name]) -> str:
     """``query`` asking about ``names`` in place of the words that described them
     ("我常去的那家健身房收费怎么样？" → "我常去的那家乐刻收费怎么样？"); the names are
@@ -154,6 +193,11 @@ def _names_near(text: str, start: int, end: int) -> list[Name]:
     found = _ZH_NEXT_NAME.match(after)
     if found and _person(found.group(1)):
         out.append(_plain(found.group(1)))
+    # The person a description is said of, as the subject of its clause: "老钱在百度
+    # 做算法" names who "在百度搞算法的那个同学" is; "小周对猫毛过敏" who cannot be near cats.
+    subject = _clause_subject(text[_clause_start(text, start) : start])
+    if subject:
+        out.append(_plain(subject))
     for found in (_EN_COPULA.match(after), _EN_BEFORE.search(before)):
         if found:
             out.append(_plain(found.group(1)))
@@ -169,6 +213,32 @@ def _person(word: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
+_CLAUSE_MARK = re.compile(r"[，,。！？!?；;：:\n]")
+
+
+def _clause_start(text: str, at: int) -> int:
+    starts = [m.end() for m in _CLAUSE_MARK.finditer(text, 0, at)]
+    return starts[-1] if starts else 0
+
+
+def _clause_subject(clause: str) -> str:
+    """The person (or named thing) a Chinese clause is about, before its predicate: the
+    last name among its words (小周, 佳佳, 王姐), or a form of address jieba splits
+    (老 + 钱)."""
+    if not has_han(clause):
+        return ""
+    words = tagged(clause)
+    found, n = "", 0
+    while n < len(words):
+        word, flag = words[n]
+        after = words[n + 1][0] if n + 1 < len(words) else ""
+        if word in ("老", "小", "阿") and len(after) == 1 and has_han(after):
+            found, n = word + after, n + 2
+            continue
+        if len(word) >= 2 and (flag.startswith("nr") or (flag == "nz" and has_han(word))):
+            found = word
+        n += 1
+    return found
 
 
 def _sentence_end(text: str, at: int) -> int:
@@ -188,4 +258,12 @@ def word_pattern(word: str) -> str:
     return escaped if has_han(word) else "(^|[^[:alnum:]_])" + escaped
 
 
-__all__ = ["Name", "name_in", "names_given", "refers", "word_pattern"]
+__all__ = [
+    "Name",
+    "compared_with",
+    "name_in",
+    "names_given",
+    "refers",
+    "says_of",
+    "word_pattern",
+]

@@ -243,7 +243,8 @@ def test_the_search_use_cost_benchmark_reports_the_ways_and_the_tables_updates(t
     tiny = "--users 20 --per-user 5 --queries 30 --block 5 --pool 300"
     result = main([*tiny.split(), "--out", str(out)])
     assert json.loads(out.read_text()) == result
-    assert set(result["p50_ms"]) == {"no_use_recorded", "use_recorded", "use_recorded_lazy_commit"}
+    ways = {"no_use_recorded", "use_in_statement", "use_batched"}
+    assert set(result["p50_ms"]) == set(result["wal_bytes_per_search"]) == ways
     # Two of the three ways record each search's use: the table saw those updates.
     assert result["use_updates"] > 0 and 0 <= result["hot_share"] <= 1
 
@@ -332,3 +333,18 @@ def test_the_open_loop_counts_a_calls_wait_for_a_free_worker():
     # Served one at a time at 20 per second, calls queue: latency from arrival
     # grows far past the 50 ms a call takes.
     assert level["search_ms"]["p99"] > 200
+
+
+def test_the_replicas_benchmark_reports_each_servers_cpu_per_search(tmp_path):
+    from benchmarks.replicas import main
+
+    out = tmp_path / "replicas.json"
+    tiny = "--users 10 --per-user 3 --replicas 1 --threads 1 --seconds 1 --pool 100"
+    result = main([*tiny.split(), "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    alone, with_one = result["runs"]
+    assert (alone["replicas"], with_one["replicas"]) == (0, 1)
+    assert alone["searches"] > 0 and with_one["searches"] > 0
+    # With a replica the primary no longer runs the searches.
+    assert len(with_one["replica_cpu_ms_per_search"]) == 1
+    assert with_one["primary_cpu_ms_per_search"] < alone["primary_cpu_ms_per_search"]

@@ -295,3 +295,26 @@ def test_the_query_precision_is_chosen_by_the_environment(db_url, tmp_path):
     out = tmp_path / "carol.jsonl"
     run(["export", "--user", "carol", "-o", str(out)], env)
     assert len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    "args", [["token", "create", "--user", "piper"], ["stats", "--json"]], ids=lambda a: a[0]
+)
+def test_a_reader_that_leaves_early_gets_no_traceback(db_url, args):
+    """``memory-pg token create ... | head -1``: the reader may be gone before the output
+    is written. Here it is gone from the start, so the first write meets a closed pipe."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_PG_")}
+    env.update({"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "MEMORY_PG_DATABASE_URL": db_url})
+    with subprocess.Popen(
+        [*memory_pg_command(), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        said = proc.stderr.read()
+        code = proc.wait(timeout=300)
+    assert "Traceback" not in said and "BrokenPipe" not in said and "Errno" not in said, said
+    assert code == 141  # as a Unix tool that SIGPIPE ends: `set -o pipefail` sees it

@@ -35,4 +35,7 @@ def test_demo_recalls_the_database_decision_in_a_new_process(tmp_path: Path) -> 
     assert len(pids) == 2 and pids[0] != pids[1]
     assert "用户 user: 数据库选型" in second
     assert "1. [关键决策 key decision] 我们决定使用 PostgreSQL 作为数据库" in second
+    # Only what matches the question is listed: no unrelated memory with score 0.0000.
+    assert "score 0.0000" not in second and "\n  2. " not in second, second
+    assert "share nothing with the question: not shown" in second
     assert "recalled in a new process 新进程回忆成功: 我们决定使用 PostgreSQL 作为数据库" in second

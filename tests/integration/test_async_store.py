@@ -96,3 +96,44 @@ async def test_a_repeated_query_is_ranked_from_its_cached_vector_without_a_threa
         assert [h["id"] for h in before] == [h["id"] for h in after] and before
         for a, b in zip(before, after, strict=True):
             assert a["similarity"] == b["similarity"] and a["readability"] == b["readability"]
+
+
+def test_an_async_stores_uses_are_written_when_its_event_loop_ends(db_url, embedder):
+    """A script that never closes its store (``asyncio.run(main())``) still has its
+    searches counted: the loop's end cancels the writer task, which writes them first."""
+    import asyncio
+
+    async def main():
+        store = AsyncMemoryStore(db_url, user_id="alice", embedder=embedder)
+        memory_id = await store.add_memory("The office wifi password is on the fridge")
+        await store.search("wifi password")
+        assert store.pending_uses == 1
+        return store, memory_id
+
+    store, memory_id = asyncio.run(main())  # ends with the store open
+    try:
+        with MemoryStore(db_url, user_id="alice", embedder=embedder) as check:
+            assert check.get(memory_id)["access_count"] == 1
+    finally:
+        asyncio.run(store.close())  # its pool, left open by the script
+
+
+async def test_an_async_store_writes_its_uses_within_use_flush_s(db_url, embedder):
+    import asyncio
+
+    from memory_pg.config import StoreSettings
+
+    store = AsyncMemoryStore(
+        db_url, user_id="alice", embedder=embedder, settings=StoreSettings(use_flush_s=0.2)
+    )
+    try:
+        memory_id = await store.add_memory("The office wifi password is on the fridge")
+        await store.search("wifi password")
+        for _ in range(50):
+            if (await store.get(memory_id))["access_count"] == 1:
+                break
+            await asyncio.sleep(0.1)
+        assert (await store.get(memory_id))["access_count"] == 1
+        assert store.pending_uses == 0
+    finally:
+        await store.close()

@@ -37,6 +37,14 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         ("user_profile", "小王喜欢喝咖啡", "小李喜欢喝咖啡"),
         ("user_profile", "王芳对花生过敏", "李娜对花生过敏"),
         ("project_status", "小王下周去北京出差", "小李下周去北京出差"),
+        # Someone else's number or address, by role or by "she".
+        ("user_profile", "我的手机号是 13522223333", "换了个房东，新房东电话 13788889999"),
+        ("user_profile", "My email is lee@fastmail.com", "Ana quit Gmail, she's at ana@hey.com"),
+        # What was left, or what was changed, is another thing than the old value.
+        ("user_profile", "我在京东上班", "我从滴滴离职了，下周去美团"),
+        ("project_status", "Project Kestrel is paused", "We shut down Project Osprey last week"),
+        # The date stands; only the place changed.
+        ("project_status", "堂妹的婚礼在9月", "婚礼场地换了，改在酒店办"),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -55,6 +63,9 @@ def test_a_change_about_another_subject_keeps_both(
         ("项目负责人是王芳", "项目负责人是李娜"),
         ("后端负责人是小王", "后端负责人是小李"),
         ("My favourite editor is Vim", "My favourite editor is Emacs"),
+        # The old person leaves, named, and the new text names no role at all.
+        ("我的主治医生是钱大夫", "钱大夫退休了，现在看病找的是冯医生"),
+        ("My dentist is Dr. Ruiz", "Dr. Ruiz retired, I see Dr. Okafor now"),
     ],
 )
 def test_a_new_person_in_the_same_role_replaces_the_old_one(store: Any, old: str, new: str) -> None:

@@ -66,6 +66,7 @@ def test_a_described_place_is_found_by_the_name_a_memory_gives_it(make_store: An
     assert "星剪的剪发一次八十，有点贵" in top
     assert "我常去的那家理发店是星剪，在地铁站旁边" in top
     # The use of what was returned is recorded as for any search.
+    store.flush_uses()
     used = store.search("我常去的那个理发店收费怎么样？", top_k=2, track_access=False)
     assert all(h["access_count"] >= 1 for h in used)
 
@@ -108,3 +109,19 @@ def test_two_facts_of_one_noun_stay(make_store: Any) -> None:
     store.add_memory("测试环境用 MySQL", "key_decision")
     store.add_memory("生产环境不再用 MySQL", "key_decision")
     assert len(store.list_memories()) == 2
+
+
+def test_an_age_stated_against_the_speakers_brings_the_speakers_age(make_store: Any) -> None:
+    """ "我表哥多大？" is answered by two memories: "比我大五岁" and the speaker's own
+    age. The second ranks right below the first, above the other facts."""
+    store = make_store(user_id="alice")
+    store.add_memories(
+        [
+            {"text": "我表哥比我大五岁，在银行上班", "memory_type": "user_profile"},
+            {"text": "我表哥喜欢打羽毛球", "memory_type": "user_profile"},
+            {"text": "我今年二十六，刚工作两年", "memory_type": "user_profile"},
+            {"text": "我舅舅今年五十了", "memory_type": "user_profile"},
+        ]
+    )
+    top = [h["text"] for h in store.search("我表哥今年多大了？", top_k=3, track_access=False)]
+    assert top[:2] == ["我表哥比我大五岁，在银行上班", "我今年二十六，刚工作两年"]

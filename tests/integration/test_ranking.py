@@ -47,6 +47,7 @@ def test_sql_score_matches_scoring_module(make_store: Any) -> None:
     )
     store.add_memory("buy milk tomorrow", "todo", event_time=_ago(3))
     store.search("PostgreSQL", top_k=2)  # one use, so reinforcement is non-zero next time
+    store.flush_uses()
     for hit in store.search("PostgreSQL team", top_k=2, track_access=False):
         age = (datetime.now(timezone.utc) - hit["event_time"]).total_seconds() / 86400
         rec = scoring.recency(age, ranking.half_life(hit["memory_type"]))
@@ -171,6 +172,7 @@ def test_returned_memories_are_marked_used_in_one_statement(store: Any, raw: Any
     store.add_memory("I prefer tea over coffee")
     store.add_memory("The office is in Berlin")
     hits = store.search("tea or coffee?", top_k=1)
+    store.flush_uses()
     rows = dict(
         raw.execute(
             "SELECT text, access_count FROM memory_pg_memories WHERE user_id = 'alice'"
@@ -181,12 +183,45 @@ def test_returned_memories_are_marked_used_in_one_statement(store: Any, raw: Any
     store.search("tea or coffee?", top_k=1, track_access=False)
     again = store.search("tea or coffee?", top_k=2)
     assert again[0]["access_count"] == 1  # as it was before this search
+    store.flush_uses()
     assert (
         raw.execute(
             "SELECT access_count FROM memory_pg_memories WHERE text = %s", (hits[0]["text"],)
         ).fetchone()[0]
         == 2
     )
+
+
+def test_uses_written_later_rank_as_uses_counted_by_the_search(make_store: Any) -> None:
+    """The same searches of the same memories, their uses counted by each search
+    (``use_flush_s=0``) or batched and written after: once written, the counts, and
+    so the rankings, are the same."""
+    from memory_pg.config import StoreSettings
+
+    inline = make_store(user_id="inline", settings=StoreSettings(use_flush_s=0))
+    batched = make_store(user_id="batched")
+    texts = [
+        "We deploy with Kubernetes on GCP",
+        "The deploy pipeline runs on GitHub Actions",
+        "Deploys are frozen on Fridays",
+        "The staging cluster is deployed nightly",
+        "I like hiking on weekends",
+    ]
+    for store in (inline, batched):
+        store.add_memories([{"text": t, "memory_type": "key_decision"} for t in texts])
+    queries = ["how do we deploy", "deploy pipeline", "Fridays", "how do we deploy", "staging"]
+    for query in queries:
+        for store in (inline, batched):
+            store.search(query, top_k=2)
+    assert batched.flush_uses() > 0
+    assert inline.pending_uses == 0  # nothing waits: each search wrote its own
+
+    def seen(store: Any) -> list[tuple[str, int, float]]:
+        hits = store.search("deploy", top_k=5, track_access=False)
+        return [(h["text"], h["access_count"], round(h["reinforcement"], 3)) for h in hits]
+
+    assert seen(batched) == seen(inline)
+    assert {count for _, count, _ in seen(batched)} != {0}
 
 
 def test_the_touch_rides_in_the_search_statement(store: Any) -> None:

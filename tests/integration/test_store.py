@@ -157,15 +157,33 @@ def test_search_filters_by_type_time_and_metadata(store):
     assert [r["text"] for r in shop] == ["decided to use PostgreSQL"]
 
 
-def test_search_remembers_use_in_one_statement(store):
+def test_search_uses_are_written_in_a_batch_after_the_search(store):
+    """A search only reads: the uses of what it returned wait in the store and are
+    written together (every ``use_flush_s`` seconds, at close, or on ``flush_uses``)."""
     memory_id = store.add_memory("the office wifi password is on the fridge")
     store.search("wifi password")
     store.search("wifi password")
+    assert store.get(memory_id)["access_count"] == 0  # not written by the search itself
+    assert store.pending_uses == 1
+    assert store.flush_uses() == 1
     got = store.get(memory_id)
     assert got["access_count"] == 2
     assert got["last_accessed_at"] is not None
+    assert store.pending_uses == 0 and store.flush_uses() == 0
     store.search("wifi password", track_access=False)
+    store.flush_uses()
     assert store.get(memory_id)["access_count"] == 2
+
+
+def test_a_closing_store_writes_the_uses_still_waiting(make_store, db_url, embedder):
+    from memory_pg import MemoryStore
+
+    store = make_store(user_id="alice")
+    memory_id = store.add_memory("the office wifi password is on the fridge")
+    store.search("wifi password")
+    store.close()
+    with MemoryStore(db_url, user_id="alice", embedder=embedder) as again:
+        assert again.get(memory_id)["access_count"] == 1
 
 
 def test_a_search_never_waits_on_a_memory_another_transaction_holds(make_store, db_url):
@@ -182,8 +200,9 @@ def test_a_search_never_waits_on_a_memory_another_transaction_holds(make_store, 
             conn.execute(
                 text("SELECT id FROM memory_pg_memories WHERE id = :id FOR UPDATE"), {"id": held}
             )
-            found = store.search("wifi password", top_k=5)  # would wait, then time out
+            found = store.search("wifi password", top_k=5)
             assert {held, free} <= {r["id"] for r in found}
+            assert store.flush_uses() == 1  # would wait, then time out
         # The held one went uncounted this time; the other was counted.
         assert store.get(held)["access_count"] == 0
         assert store.get(free)["access_count"] == 1
@@ -203,6 +222,7 @@ def test_a_search_counts_the_use_of_a_memory_a_write_in_progress_links_to(make_s
         store.add_memories([{**turn, "text": "Then a tram to the hotel"}], conn=conn)
         found = store.search("when do we land in Lisbon", top_k=3)
         assert earlier in {r["id"] for r in found}
+        store.flush_uses()
         tx.commit()
     assert store.get(earlier)["access_count"] == 1
     # The write went through: the new turn follows the one it held.

@@ -219,7 +219,9 @@ def test_a_reused_search_statement_never_carries_the_previous_user(
         ("bob", "Bob prefers MySQL for the database")
     ]
     assert [h["user_id"] for h in third] == ["alice"]
-    # The touch in the same statement marked each user's own rows only.
+    # The uses written after marked each user's own rows only.
+    alice.flush_uses()
+    bob.flush_uses()
     uses = dict(
         raw.execute(
             "SELECT user_id, access_count FROM memory_pg_memories ORDER BY user_id"
@@ -250,3 +252,22 @@ def test_search_values_never_name_a_column() -> None:
         "alice", "tea 茶", np.zeros(3), top_k=5, filters=filters, touch=True
     )
     assert not set(values) & set(sql_memories.memories.c.keys())
+
+
+def test_the_application_role_writes_the_batched_uses_of_its_own_user_only(
+    app_url: str, embedder: Any, raw: psycopg.Connection[Any]
+) -> None:
+    """The uses of one store's searches of two users, written in one transaction: each
+    user's under that user's tenant, so row-level security lets them through."""
+    store = MemoryStore(app_url, embedder=embedder)
+    try:
+        store.add_memory("Alice prefers PostgreSQL", "key_decision", user_id="alice")
+        store.add_memory("Bob prefers MySQL", "key_decision", user_id="bob")
+        store.search("database preference", user_id="alice")
+        store.search("database preference", user_id="bob")
+        store.search("database preference", user_id="bob")
+        assert store.flush_uses() == 2  # raises if the role could not write them
+    finally:
+        store.close()
+    uses = dict(raw.execute("SELECT user_id, access_count FROM memory_pg_memories").fetchall())
+    assert uses == {"alice": 1, "bob": 2}

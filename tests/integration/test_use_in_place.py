@@ -36,6 +36,7 @@ def test_a_light_users_uses_are_recorded_where_their_memories_are(
 
     for _ in range(3):  # each search returns, and counts, all ten
         assert len(store.search("release train deploy", top_k=10)) == 10
+        store.flush_uses()
 
     counts = raw.execute(
         "SELECT count(*) FILTER (WHERE access_count = 3) FROM memory_pg_memories"

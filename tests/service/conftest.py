@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +71,17 @@ class Service:
         return httpx.Client(base_url=self.base_url, headers=headers, timeout=60)
 
 
-def start_service(db_url: str, log: Path, *extra: str, nofile: int | None = None) -> Service:
+def start_service(
+    db_url: str,
+    log: Path,
+    *extra: str,
+    nofile: int | None = None,
+    flags: Sequence[str] = (),
+) -> Service:
     """Start ``memory-pg serve`` and wait until /readyz answers (or the process dies).
 
-    ``nofile``: the process's descriptor limit (``ulimit -n``), where a test needs a low one.
+    ``nofile``: the process's descriptor limit (``ulimit -n``), where a test needs a low
+    one. ``flags``: global options, before ``serve`` (``--read-url URL``).
     """
     port = free_port()
     cmd = [
@@ -84,6 +91,7 @@ def start_service(db_url: str, log: Path, *extra: str, nofile: int | None = None
         "-v",
         "--database-url",
         db_url,
+        *flags,
         "serve",
         "--port",
         str(port),

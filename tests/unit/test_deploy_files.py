@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,58 @@ def test_compose_runs_pgvector_a_one_shot_migration_and_the_jobs():
     assert url == (
         f"postgresql://{env['POSTGRES_USER']}:{env['POSTGRES_PASSWORD']}@db:5432/{env['POSTGRES_DB']}"
     )
+
+
+def test_compose_has_no_fixed_password_and_says_how_to_set_one():
+    password = compose()["services"]["db"]["environment"]["POSTGRES_PASSWORD"]
+    # Compose refuses to start without it (":?"), and its message says what to do.
+    assert password.startswith("${MEMORY_PG_DB_PASSWORD:?set MEMORY_PG_DB_PASSWORD"), password
+    assert "openssl rand" in password
+    text = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    assert ":memory@" not in text and "PASSWORD: memory" not in text
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "export MEMORY_PG_DB_PASSWORD=" in readme
+
+
+def test_compose_publishes_the_database_and_the_api_on_loopback_only():
+    services = compose()["services"]
+    published = [port for svc in services.values() for port in svc.get("ports", [])]
+    assert published == ["127.0.0.1:5432:5432", "127.0.0.1:8080:8080"]
+
+
+def _jobs_once(tmp_path: Path, now: int) -> list[str]:
+    """One start of the jobs container, one day of its loop: what it ran, at ``now``."""
+    script = compose()["services"]["jobs"]["command"][0].replace("$$", "$")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stubs = {
+        "memory-pg": 'echo "$*" >> "$RAN"',
+        "date": 'echo "$NOW"',
+        "sleep": 'kill -TERM "$PPID"',  # the day is over: stop the container here
+    }
+    for name, body in stubs.items():
+        (bin_dir / name).write_text("#!/bin/sh\n" + body + "\n")
+        (bin_dir / name).chmod(0o755)
+    ran = tmp_path / "ran.log"
+    ran.write_text("")
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RAN": str(ran),
+        "NOW": str(now),
+        "JOBS_STATE": str(tmp_path),
+    }
+    subprocess.run(["sh", "-c", script], env=env, timeout=30, check=False)
+    return ran.read_text().splitlines()
+
+
+def test_the_jobs_loop_consolidates_once_a_week_however_often_it_restarts(tmp_path):
+    start = 1_800_000_000
+    day = 86_400
+    assert _jobs_once(tmp_path, start) == ["forget --json", "consolidate --json"]
+    # Restarted the same day, and every day of the week after: forget only.
+    for days in (0, 1, 3, 6):
+        assert _jobs_once(tmp_path, start + days * day + 60) == ["forget --json"]
+    assert _jobs_once(tmp_path, start + 7 * day) == ["forget --json", "consolidate --json"]
 
 
 def test_compose_commands_are_real_subcommands():
@@ -65,3 +118,11 @@ def test_compose_runs_the_api_after_the_migration_on_a_real_subcommand():
     assert "/readyz" in " ".join(api["healthcheck"]["test"])
     assert "serve" in set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert '".[llm,service]"' in (ROOT / "Dockerfile").read_text(encoding="utf-8")
+
+
+def test_the_benchmark_requirements_bring_what_mem0s_pgvector_store_imports():
+    """mem0 needs psycopg's pool: without it the harness skipped mem0 on a fresh install."""
+    lines = (ROOT / "benchmarks" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    wanted = [line.split("#")[0].strip() for line in lines]
+    assert "mem0ai>=0.1.100" in wanted
+    assert any(re.fullmatch(r"psycopg\[(\w+,)*pool(,\w+)*\][<>=!~].*", w) for w in wanted), wanted

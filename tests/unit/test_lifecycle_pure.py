@@ -159,16 +159,40 @@ def test_offline_merge_keeps_every_distinct_sentence_once():
 def test_offline_merge_keeps_a_sentence_that_is_only_part_of_a_word_or_number():
     """A review found "给王总转账100" merged away: it is a substring of "…1000…"."""
     merged = merge_fragments(["给王总转账1000元房租", "给王总转账100"])
-    assert merged == "给王总转账1000元房租 给王总转账100"
-    assert merge_fragments(["I like teapots", "I like tea"]) == "I like teapots I like tea"
+    assert merged == "给王总转账1000元房租。给王总转账100。"
+    assert merge_fragments(["I like teapots", "I like tea"]) == "I like teapots. I like tea."
     assert merge_fragments(["我喜欢猫，也喜欢狗", "我喜欢猫"]) == "我喜欢猫，也喜欢狗"
     assert merge_fragments(["Call Bob, then Ann", "call bob"]) == "Call Bob, then Ann"
     # A version is a number too; a match never spans two sentences (a second review).
-    assert merge_fragments(["Use Python 3.12 here", "Python 3"]) == "Use Python 3.12 here Python 3"
+    assert (
+        merge_fragments(["Use Python 3.12 here", "Python 3"]) == "Use Python 3.12 here. Python 3."
+    )
     kept = merge_fragments(["Meeting on Monday", "Deploy Friday", "Monday deploy"])
-    assert kept == "Meeting on Monday Deploy Friday Monday deploy"
+    assert kept == "Meeting on Monday. Deploy Friday. Monday deploy."
     # Chinese has no spaces: a clause inside a longer one is a repeat, as before.
     assert merge_fragments(["用户每天早上喝咖啡", "每天早上喝咖啡"]) == "用户每天早上喝咖啡"
+
+
+def test_offline_merge_reads_as_sentences_not_one_run_on_line():
+    """Issue 37: "...next Friday Finish the payment module next week The payment module must be"."""
+    merged = merge_fragments(
+        [
+            "The release is planned for next Friday",
+            "Finish the payment module next week",
+            "The payment module must be reviewed by Ann!",
+        ]
+    )
+    assert merged == (
+        "The payment module must be reviewed by Ann! The release is planned for next "
+        "Friday. Finish the payment module next week."
+    )
+    assert merge_fragments(["下周完成支付模块", "周五上线", "支付模块要由小王审核；"]) == (
+        "支付模块要由小王审核；下周完成支付模块。周五上线。"
+    )
+    # Mixed: each part by its own language; a part already ended keeps its mark.
+    assert merge_fragments(["我们用 PostgreSQL 作为数据库", "Deploy with Docker (compose)"]) == (
+        "Deploy with Docker (compose). 我们用 PostgreSQL 作为数据库。"
+    )
 
 
 def test_sql_blocks_are_named():

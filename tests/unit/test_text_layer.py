@@ -10,7 +10,7 @@ import pytest
 
 from memory_pg.text.attributes import answered_by, asked, stated, subject_words
 from memory_pg.text.changes import judge
-from memory_pg.text.references import name_in, names_given, refers
+from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of
 
 
 @pytest.mark.parametrize(
@@ -79,6 +79,20 @@ def test_a_surname_gives_the_forms_of_address_that_name_the_person() -> None:
     assert len(names) == 1 and "钱阿姨" in names[0].text.split()
 
 
+@pytest.mark.parametrize(
+    ("query", "memory", "name"),
+    [
+        ("那个在医院上夜班的朋友叫什么？", "老胡在医院上夜班，白天都在睡觉", "老胡"),
+        ("对海鲜过敏的那个同事是哪里人？", "同事里就小唐对海鲜过敏，聚餐得注意", "小唐"),
+        ("在杭州开民宿的那位亲戚多大了？", "我表哥老齐在杭州开民宿", "老齐"),
+    ],
+)
+def test_a_description_is_said_of_the_person_its_clause_is_about(
+    query: str, memory: str, name: str
+) -> None:
+    assert name in [n.text for n in names_given(refers(query), [memory], query)]
+
+
 def test_no_name_is_found_where_the_memory_gives_none() -> None:
     query = "我房东怎么联系？"
     assert names_given(refers(query), ["房东人挺好的"], query) == ()
@@ -110,7 +124,75 @@ def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
         ("下周去看外婆", "下周去看外婆的计划照旧"),  # nothing changed
         ("Use Python for the backend", "We no longer use Python 2"),  # another thing
         ("We upgraded Postgres last month", "Last week we upgraded Node"),  # two events
+        # An exception for a while: the old fact stands again after it.
+        ("We hold the retro on Fridays", "The retro moved to Thursday this week only"),
+        ("我每天骑车上班", "这两天车坏了，临时改坐地铁"),
+        ("The cat sleeps in the kitchen", "The cat sleeps upstairs for the holidays"),
+        # One time both say: two facts of that time, side by side.
+        ("This year I aim to learn Rust", "This year I aim to run a half marathon"),
+        ("这次出差我带了笔记本", "这次出差我还想顺路看看老同学"),
     ],
 )
 def test_what_is_not_a_change_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The old value leaves, named, where the new text names no subject at all.
+        ("My dentist is Dr. Alvarez", "Dr. Alvarez retired, I see Dr. Osei now"),
+        ("我的班主任是周老师", "周老师调走了，现在班主任换成了吴老师"),
+        ("我的书房放的是实木书桌", "实木书桌扔了，换了一张升降桌"),
+        # A word both texts say is their subject, not the signal ("迁移").
+        ("服务迁移完成了 20%", "服务迁移进度到 60% 了"),
+        # A time that says when the change came is no new value.
+        ("I work at Globex", "Left Globex last month, starting at Initech on Monday"),
+        ("我在网易做测试", "我从网易离职了，下个月入职小米"),
+        # One value of a shape a person has one of, named by another word.
+        ("我的手机号是 13511112222", "换号了，新号码是 13633334444"),
+        ("My cell is 415-555-0134", "New number: 415-555-0199, the old one is off"),
+    ],
+)
+def test_a_change_named_by_its_old_value_or_its_shape_is_one(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我的手机号是 13511112222", "换了个房东，新房东电话 13633334444"),  # the landlord's
+        ("My email is sam@fastmail.com", "Priya stopped using Yahoo, she's at priya@hey.com now"),
+        ("表哥的婚礼在10月", "婚礼场地换了，改在湖边办"),  # the date stands, the place changed
+        ("我在华为上班", "我从联想离职了，下周去小米"),  # what was left is another employer
+        ("我的主治医生是孙大夫", "医生把我的胰岛素换成了二甲双胍"),  # the drug changed
+        ("The gym fee is $40 a month", "The gym fee was repriced at $40 a month"),  # same value
+        ("Project Falcon is paused", "We shut down Project Heron last week"),  # two projects
+        ("雷鸟项目还在推进", "Orion 项目这周暂停了"),
+        ("我对花生过敏", "奶茶已经戒了"),  # two diet facts
+        ("I live in Denver", "I grew up in Omaha"),  # home and hometown
+    ],
+)
+def test_a_change_of_another_thing_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+def test_a_value_stated_against_another_names_the_other() -> None:
+    texts = ["我表哥比我大五岁，在银行上班", "我表哥喜欢打羽毛球"]
+    assert compared_with("我表哥今年多大？", texts) == ("我",)
+    assert compared_with("我姨妈多大了？", ["我姨妈比我舅舅小三岁"]) == ("舅舅",)
+    # No attribute asked, or the comparison is of another attribute: nothing needed.
+    assert compared_with("我表哥怎么样？", texts) == ()
+    assert compared_with("我表哥住哪儿？", texts) == ()
+
+
+def test_whose_fact_a_text_states() -> None:
+    assert says_of("我", "我今年二十六，刚工作两年")
+    assert not says_of("我", "我表哥比我大五岁")
+    assert says_of("舅舅", "我舅舅今年五十了")
+    assert not says_of("舅舅", "我姨妈比我舅舅小三岁")
+
+
+@pytest.mark.parametrize("text", ["我今年三十四", "我今年六十一，退休好几年了", "他今年45"])
+def test_an_age_this_year_is_stated_without_sui(text: str) -> None:
+    assert "age" in stated(text)

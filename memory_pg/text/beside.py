@@ -1,0 +1,46 @@
+"""Words that make a new text stand beside an old one rather than replace it: an
+addition ("also", "另外"), a hedge ("maybe", "考虑"), an exception for a while
+("temporarily", "这周临时"). Used by :func:`memory_pg.text.changes.judge`."""
+
+from __future__ import annotations
+
+import re
+
+#: Words that add a fact beside the old one rather than replace it.
+_ADDITION = re.compile(
+    r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
+    r"|另外|还加了|也(?!不)|又(?:领养|买|加|添|多)|额外|再加",
+    re.IGNORECASE,
+)
+
+#: Hedges: a plan or a guess is no change ("maybe we should", "要不要").
+_HEDGE = re.compile(
+    r"\bmaybe\b|\bperhaps\b|\bshould\b|\bmight\b|\bcould\b|\bthinking (?:about|of)\b"
+    r"|\bconsidering\b|要不要|考虑|也许|或许|可能",
+    re.IGNORECASE,
+)
+
+#: A new text that says it holds for a while only: an exception to the old fact,
+#: which stands again after it ("this Sunday grandma is away, we eat at home
+#: instead" beside "every Sunday we eat at grandma's"). Said in both, it is one event.
+_ONE_OFF = re.compile(
+    r"\btemporar(?:y|ily)\b|\bfor the (?:holidays?|weekend|summer|winter|trip|week)\b"
+    r"|\bthen (?:going|go|goes|heading|head) back\b|\bjust (?:this|for) (?:once|week|time|today)\b"
+    r"|\b(?:this|that) (?:week|time|once) only\b|\bonly (?:this|for) (?:week|time|once|today)\b"
+    r"|临时|暂时(?!不)|暂且|先凑合|先将就|(?:只是|就|仅)这(?:一?次|周|回|一天)"
+    r"|过(?:几|两)天(?:就|再)(?:回|换回|改回)|(?:之后|回头|以后)再?(?:换|改|搬)回",
+    re.IGNORECASE,
+)
+
+
+def beside(old: str, new: str) -> bool:
+    """Whether ``new`` says it adds to, wonders about, or makes a passing exception to
+    what ``old`` says: both stay."""
+    if _ADDITION.search(new) or _HEDGE.search(new):
+        return True
+    # An exception for a while, after which the old fact stands; said in both, the
+    # two texts are of one event ("这次团建去杭州" / "这次团建改去苏州了").
+    return bool(_ONE_OFF.search(new)) and not _ONE_OFF.search(old)
+
+
+__all__ = ["beside"]

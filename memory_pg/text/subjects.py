@@ -1,0 +1,330 @@
+"""Who or what a statement is about: its holder (my sister, 房东) and its opening noun.
+
+A fact has a subject before its verb: "My sister lives in Chengdu" is the
+sister's, "测试环境使用 MySQL" the test environment's, "I live in Brooklyn" the
+speaker's. The change decision (:mod:`memory_pg.text.changes`) replaces an old
+fact only by a new one about the same subject; this module reads the subject.
+
+* :func:`holders`: who holds the fact when it is not the speaker (kin, roles), in
+  subject position only ("紧急联系人是我妈": 我妈 is the value, not the holder).
+* :func:`refers_to_holder`: whether a text that names no holder still speaks of
+  the other text's holder: the holder's word anywhere ("Dad sold the house",
+  "新房东"), a name the other text gives its holder ("My partner is Jordan" /
+  "Jordan and I broke up"), a pronoun of a third person ("She's at Lincoln now"),
+  or the thing the holder owns ("my sister's baby shower" / "The baby shower").
+* :func:`zone`: the words before the first verb, what a statement is about.
+* :func:`other_subject`: one noun with two different words in the same place
+  ("测试环境" / "生产环境", "Server A" / "Server B"): two things of one kind.
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg.entities import extract, has_han
+from memory_pg.text.attributes import tagged
+
+#: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
+#: different ones speak of two subjects.
+_HOLDERS = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex-?|late)\s+)?"
+    r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
+    r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
+    r"|boss|manager|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
+    r"|girlfriend|boyfriend|fianc[ée]e?|in-laws|baby|dog|cat)\b"
+    r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|爸爸|妈妈|爸|妈|父母|爸妈|姐姐|妹妹|哥哥|弟弟"
+    r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|婆婆|公公|岳父|岳母|叔叔|阿姨|舅舅|姑姑|堂哥|表哥|表姐|表妹|堂妹"
+    r"|朋友|同事|领导|老板|室友|房东|邻居|医生|男朋友|女朋友|对象)",
+    re.IGNORECASE,
+)
+#: Where a holder of a fact stands: before the first verb of its sentence ("My
+#: sister lives…", "我姐姐住在…"); after it, a holder is a value ("紧急联系人是我妈").
+VERB = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|lives?|works?|eats?|drinks?|likes?|loves?|uses?|runs?"
+    r"|goes|go|owns?|leads?|[a-z]+ed)\b|是|在|住|对|有|喜欢|爱|不|用|改|换|吃|喝",
+    re.IGNORECASE,
+)
+#: A copula: where it comes first in a sentence, what stands before it is the subject
+#: even if a word that can be a verb is in it ("Our team lead is Tom").
+_COPULA = re.compile(r"\b(?:is|are|was|were)\b|'s\b|'re\b", re.IGNORECASE)
+#: Holders that are family: a fact of theirs is never the speaker's.
+KIN = re.compile(
+    r"wife|husband|partner|son|daughter|kid|child|mom|mother|dad|father|parent|sister|brother"
+    r"|grand|aunt|uncle|cousin|niece|nephew|girlfriend|boyfriend|fianc|baby"
+    r"|老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|宝|爸|妈|父母|姐|妹|哥|弟|爷|奶|外婆|外公|姥"
+    r"|婆婆|公公|岳|叔|姨|舅|姑|表|堂|男朋友|女朋友|对象",
+    re.IGNORECASE,
+)
+#: A third person as the subject of a clause: the fact is not the speaker's.
+_THIRD_PERSON = re.compile(
+    r"(?:^|[,;.，；。]\s*)(?:he|she)\b|\b(?:he|she)(?:'s|'ll| is| was| has)\b"
+    r"|^[他她]|[，；。][他她]",
+    re.IGNORECASE,
+)
+#: The speaker as the subject of a clause.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|my|our)\b|我", re.IGNORECASE)
+#: A Chinese form of address: "小李", "老王", "张总", "陈经理", "刘姐".
+_ZH_ADDRESS = re.compile(
+    r"[小老][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|经理|老师|医生|大夫|律师|主任|姐|哥|叔|姨)"
+)
+#: Words of English that say nothing of what a statement is about.
+_FUNCTION = EN_STOPWORDS | frozenset(
+    "the my our we i you your his her their this that its i'm we're i've we've "
+    "i'd don't doesn't didn't can't won't want wants need needs going plan planning "
+    "got get gets just also now still".split()
+)
+#: A Chinese preposition glued to a name by the tagger ("由小周", "归阿强", "向周总"):
+#: the subject ended before it.
+_GLUED_PREPOSITION = "由归被给把向从对跟和与"
+#: Chinese function words that open a subject and say nothing of it ("我的手机号").
+_ZH_OPENING = re.compile(r"^(?:我们的|我们|我的|我)")
+
+
+def holders(text: str) -> set[str]:
+    """Who holds the fact ``text`` states, when not the speaker: a kin or role word in
+    subject position (the first few words: "My sister lives…", "我姐姐住在…"), before
+    its first verb; after it, such a word is a value ("紧急联系人是我妈")."""
+    verb = VERB.search(text)
+    zone_ = text[: verb.start()] if verb else text
+    zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
+    return {(m.group(1) or m.group(2)).lower() for m in _HOLDERS.finditer(zone_)}
+
+
+def speaker_and_other(a: str, b: str) -> bool:
+    """Whether one text states a fact of the speaker ("My email is…", "I live…") and
+    the other one of a third person, by pronoun and with no word of the speaker
+    ("…she's at linda@lindacpa.com")."""
+
+    def speaker(text: str) -> bool:
+        opening = _FIRST_PERSON.match(text.lstrip()) is not None
+        return opening and not holders(text)
+
+    def third(text: str) -> bool:
+        if _FIRST_PERSON.search(text):
+            return False
+        start = text.lstrip()
+        named = any(
+            e.kind == "person" and _ZH_ADDRESS.fullmatch(e.name) and start.startswith(e.name)
+            for e in extract(start)
+        )
+        return named or _THIRD_PERSON.search(text) is not None
+
+    return (speaker(a) and third(b)) or (speaker(b) and third(a))
+
+
+def clause_holders(text: str) -> set[str]:
+    """:func:`holders` of each clause of ``text`` after its first: "换了个房东，新房东电话
+    136…" gives the landlord's number."""
+    out: set[str] = set()
+    for clause in re.split(r"[，,;；。]", text)[1:]:
+        clause = clause.strip()
+        opening = clause[:4] if has_han(clause) else " ".join(clause.split()[:3])
+        out |= {h for h in holders(clause) if h in opening.lower()}
+    return out
+
+
+def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
+    """Whether ``text``, naming no holder in subject position, still speaks of the
+    holders ``held`` of ``other``: it names one of them anywhere ("Dad sold the
+    house", "换了个房东，新房东…"), names a person ``other`` names ("My partner is
+    Jordan" / "Jordan and I broke up"), has a third person for its subject ("She's
+    at Lincoln now"), or names what the holder owns ("My sister's baby shower" /
+    "Baby shower was pushed")."""
+    for word in held:
+        if _names(text, word):
+            return True
+    if _shared_person(text, other):
+        return True
+    if _THIRD_PERSON.search(text) and not _FIRST_PERSON.search(text.split(",")[0]):
+        return True
+    return any(_names(text, w) for w in _owned(other, held))
+
+
+def _people(text: str) -> set[str]:
+    return {e.key for e in extract(text) if e.kind == "person"}
+
+
+def _names(text: str, word: str) -> bool:
+    if has_han(word):
+        return word in text
+    return re.search(r"\b" + re.escape(word) + r"s?\b", text, re.IGNORECASE) is not None
+
+
+def _shared_person(a: str, b: str) -> bool:
+    """Whether both texts name one person (by the entity reader: "Jordan", "陈经理")."""
+    # A Chinese name only in a form of address ("小李", "陈经理"): the reader takes
+    # words such as "喝咖啡" for names.
+    people = {
+        e.key
+        for e in extract(a)
+        if e.kind == "person" and (not has_han(e.name) or _ZH_ADDRESS.fullmatch(e.name))
+    }
+    if not people:
+        return False
+    return any(e.kind == "person" and e.key in people for e in extract(b)) or any(
+        _names(b, p.split()[0]) for p in people if not has_han(p)
+    )
+
+
+def _owned(text: str, held: set[str]) -> list[str]:
+    """The nouns a holder owns in ``text``: "my sister's baby shower" → baby,
+    shower; "儿子的生日派对" → 生日派对."""
+    out: list[str] = []
+    for word in held:
+        m = re.search(re.escape(word) + r"(?:'s\s+|的)([\w\u4e00-\u9fff ]{2,20})", text, re.I)
+        if m is None:
+            continue
+        rest = m.group(1)
+        if has_han(rest):
+            out.extend(w for w, flag in tagged(rest)[:2] if flag.startswith("n") and len(w) > 1)
+        else:
+            out.extend(w for w in rest.split()[:2] if w.lower() not in _FUNCTION)
+    return out
+
+
+def zone(text: str) -> set[str]:
+    """The words before a text's first verb: what it is about ("测试环境", "Server A")."""
+    return set(ordered_zone(text))
+
+
+def ordered_zone(text: str) -> list[str]:
+    """:func:`zone` in the order of the text."""
+    if has_han(text):
+        words: list[str] = []
+        for word, flag in tagged(_ZH_OPENING.sub("", text.lstrip())):
+            if flag.startswith(("v", "p")) or word in "是在对有":
+                return words
+            if len(word) > 2 and word[0] in _GLUED_PREPOSITION and flag.startswith("nr"):
+                return words
+            if flag.startswith("n") or re.fullmatch(r"[A-Za-z0-9]+", word):
+                words.append(word.lower())
+        return []
+    first = re.split(r"[,;:.!?]", text, maxsplit=1)[0]
+    copula = _COPULA.search(first)
+    verb = copula if copula and len(first[: copula.start()].split()) <= 5 else VERB.search(text)
+    if verb is None:
+        return []
+    head = text[: verb.start()]
+    seg = segment(head)
+    return [
+        stem(w)
+        for w in seg.words
+        if (w not in _FUNCTION or _letter_name(head, w)) and not w.endswith("n't")
+    ]
+
+
+def _letter_name(text: str, word: str) -> bool:
+    """Whether ``word`` is one capital letter naming a thing ("Server A", "Plan B")."""
+    return len(word) == 1 and re.search(r"\w\s+" + word.upper() + r"\b", text) is not None
+
+
+def holds_zone(text: str, words: set[str]) -> bool:
+    """Whether ``text`` names any of the subject ``words``; a Chinese word of three or
+    more characters is named by any two of them in a row ("周会定" by "周会": the
+    tagger glues words)."""
+    for word in words:
+        if _names(text, word):
+            return True
+        if has_han(word) and len(word) > 2 and not _known(word):
+            if any(word[i : i + 2] in text for i in range(len(word) - 1)):
+                return True
+    return False
+
+
+def _known(word: str) -> bool:
+    """Whether the tagger's dictionary holds ``word``; one it does not is its guess,
+    often two words glued ("周会定" in "周会定在每周一")."""
+    import jieba
+
+    return bool(jieba.dt.FREQ.get(word))
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to meet a word's plural and verb forms: "servers"
+    → "server", "logging" → "log", "standups" → "standup"."""
+    w = word.lower().removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix) and not w.endswith("ss"):
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w
+
+
+def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> bool:
+    """Whether both texts name one noun with a different word next to it: two things
+    of one kind ("测试环境" / "生产环境", "Server A" / "Server B", "Project Atlas" /
+    "Project Phoenix", "marketing budget" / "hiring budget"). The word before the
+    noun is read in both texts' subjects (and anywhere in Chinese, where a modifier
+    always comes first: "测试环境" / "生产环境的数据库"); the word after it only
+    where both are names. A word on one side only ("the team offsite" / "the offsite
+    venue") describes, and is no second thing."""
+    a = [w for w in ordered_zone(old) if w not in filler]
+    after = _sequence(new, filler)
+    for i, head in enumerate(a):
+        y = _word_before(new, head, filler)
+        if i > 0 and y:
+            x = a[i - 1]
+            if x != y and not _names(new, x) and not _names(old, y):
+                return True
+        if i + 1 < len(a) and head in after and after.index(head) + 1 < len(after):
+            x, y = a[i + 1], after[after.index(head) + 1]
+            if x != y and _is_name(x, old) and _is_name(y, new) and not _names(new, x):
+                return True
+    return False
+
+
+def _word_before(text: str, head: str, filler: frozenset[str]) -> str:
+    """The noun right before ``head`` in ``text``, if one is: in the subject of an
+    English text ("the hiring budget"), anywhere in a Chinese one ("生产环境")."""
+    if not has_han(text):
+        b = [w for w in ordered_zone(text) if w not in filler]
+        return b[b.index(head) - 1] if head in b and b.index(head) > 0 else ""
+    words = [(w, f) for w, f in tagged(text) if w.strip()]
+    for i, (word, _) in enumerate(words):
+        if word.lower() == head and i > 0:
+            prev, flag = words[i - 1]
+            return prev.lower() if flag[:1] == "n" or flag in ("vn", "eng") else ""
+    return ""
+
+
+def _sequence(text: str, filler: frozenset[str]) -> list[str]:
+    """The words of ``text`` in order that can name or qualify a thing: Chinese
+    nouns (not verbs, particles, pronouns, numbers or times);
+    English words that are not function words."""
+    if has_han(text):
+        return [
+            w.lower()
+            for w, flag in tagged(text)
+            if (flag[:1] in ("n", "e") or flag == "vn") and w not in filler and w.strip()
+        ]
+    return [stem(w) for w in segment(text).words if w not in _FUNCTION and w not in filler]
+
+
+def _is_name(word: str, text: str) -> bool:
+    """Whether ``word`` stands in ``text`` as a name: capitalised, a digit, or one
+    letter ("Server A", "Project Atlas", "Phase 2")."""
+    m = re.search(r"(?<![\w])(" + re.escape(word) + r")", text, re.IGNORECASE)
+    if m is None:
+        return False
+    found = m.group(1)
+    return found[:1].isupper() or found[:1].isdigit() or len(found) == 1
+
+
+__all__ = [
+    "KIN",
+    "VERB",
+    "clause_holders",
+    "holders",
+    "holds_zone",
+    "ordered_zone",
+    "other_subject",
+    "refers_to_holder",
+    "speaker_and_other",
+    "stem",
+    "zone",
+]
