@@ -36,94 +36,9 @@ from memory_pg.entities import has_han
 from memory_pg.text import subjects
 from memory_pg.text.attributes import stated
 from memory_pg.text.beside import beside
+from memory_pg.text.cues import CUE as _CUE
+from memory_pg.text.cues import CUES
 from memory_pg.text.subjects import KIN, stem
-
-#: Signals of change by kind, each a concept in both languages.
-CUES: tuple[tuple[str, str], ...] = (
-    (
-        "from_to",
-        r"从[^，,。；;]{1,20}?(?:改|换|搬|迁|调|挪|推迟|提前|降|涨|升|变|转)[^，,。；;]{0,3}?[到至成为]"
-        r"|\bfrom\b[^.;]{1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]",
-    ),
-    (
-        "instead",
-        r"\binstead\b|\brather than\b|\bin place of\b|而不是|而非|取代|替代|代替|替换",
-    ),
-    (
-        "stopped",
-        r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bstopped\b|\bquit\b|\bdropped\b"
-        r"|\bditched\b|\bretired\b|\bgave up\b|\bshut (?:it )?down\b|\bclosed\b|\bis gone\b"
-        r"|\bdecommissioned\b|\boutgrew\b|\bsold\b|\bturned off\b|\bkilled\b|\bended\b"
-        r"|\bpassed away\b|\bdied\b|\bthrew (?:it |them )?(?:out|away)\b|\bgot rid of\b"
-        r"|去世|过世|扔了|扔掉|丢了|处理掉"
-        r"|不再|停(?:用|掉|了|止)|戒(?:了|掉)|下线|关掉|关了|砍掉|砍了|放弃|不用了|退了|弃用|废弃"
-        r"|淘汰|没了|不开了|不坚持|结束了|撤了|卖了|解约",
-    ),
-    (
-        "left",
-        r"\bleft\b|\bresigned\b|\bquit\b|\blaid off\b|\bfired\b|\bwent on leave\b"
-        r"|离职|辞职|跳槽|辞了|被裁|走了|退休",
-    ),
-    (
-        "moved",
-        r"\bmoved\b|\bmoving\b|\brelocated\b|\btransferred\b|\bmigrat(?:ed|ing)\b|\bre-?homed\b"
-        r"|搬(?:到|去|了|家|回)|迁(?:到|至|移|去|回)|调(?:到|回|去)|挪(?:到|去)|转到|转去|落户到",
-    ),
-    (
-        "postponed",
-        r"\bpostponed\b|\bpushed (?:back|out|to)\b|\bdelayed\b|\bslipped\b|\brescheduled\b"
-        r"|\bmoved up\b|\bbrought forward\b|\breschedul\w*|\bbumped\b|\bpushed\b|\brebooked\b"
-        r"|推迟|延期|延后|改期|提前到|顺延|往后推",
-    ),
-    (
-        "cancelled",
-        r"\bcancel(?:l)?ed\b|\bcalled off\b|\bscrapped\b|\bfell through\b|\bwithdr[ae]w\b"
-        r"|\bbroke up\b|\bcame off\b|\bstepped down\b|取消|作废|黄了|分手|离婚|退课|退学"
-        r"|不[\u4e00-\u9fff]{1,2}了",
-    ),
-    (
-        "switched",
-        r"\bswitched\b|\bswapped\b|\breplaced\b|\bupgraded\b|\bdowngraded\b|\brewr(?:ote|itten)\b"
-        r"|\bchanged\b|\bconverted\b|\brenamed\b|\bupdated\b|\bbecame\b|\bturned into\b"
-        r"|\bnow (?:use|uses|using|run|runs|on|is|are|at|in)\b|\bgone\b|\bgoing\b"
-        r"|换成|换了|改用|换用|切到|切换|升级到|升级成|降级到|更换|换掉|改成|改为|改到|变成|变为"
-        r"|更新|改名|重写|转成|改了|改(?=[喝吃用在去做走坐买学打穿开住])|换(?=[了成到掉个])|转行|转岗"
-        r"|进入|\btook over\b|\bhanded\b|\bpassed to\b|\btaken over\b",
-    ),
-    (
-        "value",
-        r"\braised\b|\bcut\b|\bincreased\b|\bdecreased\b|\bdown to\b|\bup to\b|\brose\b|\bfell\b"
-        r"|\bgrew\b(?!\s+up)|\bcrossed\b|\breached\b|\bhit\b|\bjumped\b|\bdoubled\b|\bhalved\b"
-        r"|\bapproved\b|\brepriced\b|\bscaled\b|\bextended\b|\bshortened\b"
-        r"|涨到|降到|涨了|降了|提高到|提到|减少到|减到|只剩|还剩|剩下|增加到|达到|突破|调整|调到|调成"
-        r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]",
-    ),
-    (
-        "now",
-        r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
-        r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
-        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
-    ),
-    (
-        "new",
-        r"(?<!\d )\bnew\b|\bbrand-new\b|新的"
-        r"|(?:^|(?<=[，,。的个了是换]))新(?![提增加开建招买来添到认识交])(?=[\u4e00-\u9fff])"
-        r"|换了个|换了一个",
-    ),
-    (
-        "used_to",
-        r"\bused to\b|\bformerly\b|\bpreviously\b|\bthe old\b|\bwas too\b"
-        r"|以前|原来|原本|之前|过去|旧的|(?<![照依仍])旧",
-    ),
-    (
-        "status",
-        r"\bresumed\b|\bunblocked\b|\bwent (?:live|ga)\b|\blaunched\b|\bshipped\b|\bpassed\b"
-        r"|\bcompleted\b|\bfinished\b|\bback on track\b|\breleased\b|\bgot\b"
-        r"|\bis done\b|\bexpanded\b|\bnarrowed\b"
-        r"|上线了|重启|恢复|通过|完成了|解决了|赶上|发布了|交付|好多了",
-    ),
-)
-_CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
 #: Words that say nothing changed: "计划照旧", "still Sam's team".
 _UNCHANGED = re.compile(
@@ -139,7 +54,9 @@ _FILLER = frozenset(
     "officially entirely fully completely totally all everything everyone so too very "
     "really got get gets been have has had did do does done am be being new now old "
     "上周 上个月 去年 昨天 今天 最近 刚 刚刚 终于 已经 全部 彻底 基本 正式 都 了 上 这周 本周 "
-    "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才".split()
+    "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才 "
+    # Titles: "Dr." on both sides says nothing of who.
+    "mr mrs ms dr prof".split()
 )
 
 
@@ -196,7 +113,7 @@ def _values(text: str) -> set[str]:
         word = m.group(0)
         first = not text[: m.start()].strip(" \"'“(")
         if han or re.search(r"[\d@.+#_]", word) or (not first and word[0].isupper()):
-            if word.lower() not in EN_STOPWORDS:
+            if word.lower() not in EN_STOPWORDS and word.lower() not in _FILLER:
                 names.add(word.lower())
     return numbers | names
 
@@ -231,7 +148,10 @@ def judge(
         # Two events of one kind ("upgraded Postgres" / "upgraded Node", "raised a
         # seed round" / "raised a Series A"), unless the new one names the old's value.
         return None
-    if _other_holder(old, new):
+    ends = [m.end() for m in _CUE.finditer(new)]
+    # "My dentist is Dr. Patel" / "I switched to Dr. Kim": the role is the subject.
+    renamed = subjects.role_renamed(old, new, ends, similar)
+    if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
     if product_kinds and product_kinds[1] and not product_kinds[0]:
@@ -239,9 +159,13 @@ def judge(
     if subjects.other_subject(old, new, _FILLER):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
     zone = subjects.zone(old) - _FILLER
-    left = _left(old, new, zone)
+    left = _left(old, new, zone) or bool(_left_behind(old, new))
     attribute = _same_attribute(old, new, zone)
-    if zone and not subjects.holds_zone(new, zone) and not (kinds_shared or left or attribute):
+    if (
+        zone
+        and not subjects.holds_zone(new, zone)
+        and not (kinds_shared or left or attribute or renamed or similar)
+    ):
         return None  # what the old text is about is not named in the new one
     if _time_value(new, signal) and "time" not in stated(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
@@ -265,6 +189,8 @@ def judge(
         same = "value given up"
     elif attribute:
         same = attribute
+    elif renamed:
+        same = "role"
     elif similar:
         same = "similar"
     else:
@@ -282,10 +208,15 @@ def judge(
         return None  # "Python 2" is not the "Python" of "use Python"
     given = {w for w in shared if _given_up(new, [w], strict=True)}
     if given and not shared - given and same == "words" and before is None:
-        if any(not _holds(new, w) for w in subjects.zone(old) & (words_old - given)):
+        person = subjects.role_person(old).lower()
+        in_role = all(w in person for w in given)  # "Dr. Alvarez retired": the role stays
+        if not in_role and any(
+            not _holds(new, w) for w in subjects.zone(old) & (words_old - given)
+        ):
             return None  # "数据分析脚本用 Python" / "后端不再用 Python": its own subject
         same = "value given up"
-    own = (words_old - shared) | given | (_values(old) - _values(new))
+    # (A name that opens the new text is no value of it by its capital: "Leo started…".)
+    own = (words_old - shared) | given | (_values(old) - _values(new) - words_new)
     gone = [w for w in own if w in given or not _holds(new, w)]
     kept = [w for w in own if w not in given and _holds(new, w)]
     if kept and not _given_up(new, kept):
@@ -441,12 +372,21 @@ _LEFT_BEHIND = re.compile(
 def _other_left(old: str, new: str) -> bool:
     """Whether ``new`` names what it leaves (:data:`_LEFT_BEHIND`) and ``old`` names
     none of it: the change is from another value than the old text's."""
+    left = _left_behind(old, new)
+    return left is not None and not left
+
+
+def _left_behind(old: str, new: str) -> bool | None:
+    """Whether the value ``new`` names as left behind (:data:`_LEFT_BEHIND`: "从 VS Code
+    换成", "from React to", "instead of webpack") is named in ``old``; None when
+    ``new`` names none. Named there, it is the old value given up, and makes one
+    subject by itself."""
     m = _LEFT_BEHIND.search(new)
     if m is None:
-        return False
+        return None
     gone = next(g for g in m.groups() if g)
     words = {w for w in _content(gone) | _values(gone) if len(w) > 1} or {gone.strip()}
-    return not any(_holds(old, w) for w in words)
+    return any(_holds(old, w) for w in words)
 
 
 #: What a change is done to, where the sentence names it: "把我的降压药换成了…",
@@ -520,6 +460,8 @@ def _qualified(new: str, old: str, word: str) -> bool:
     """Whether ``new`` names ``word`` with a number or version after it that ``old``
     lacks ("Python 2" is not the "Python" of "use Python", "GitLab CI" not
     "GitLab"): another thing."""
+    if has_han(word):
+        return False  # "邮箱 123456789@qq.com": an address after the noun, no version
     after = re.compile(re.escape(word) + r"\s*(?:v?\d|(?-i:[A-Z]{2,})\b)", re.IGNORECASE)
     return after.search(new) is not None and after.search(old) is None
 

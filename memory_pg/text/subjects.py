@@ -90,7 +90,19 @@ def holders(text: str) -> set[str]:
     verb = VERB.search(text)
     zone_ = text[: verb.start()] if verb else text
     zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
-    return {(m.group(1) or m.group(2)).lower() for m in _HOLDERS.finditer(zone_)}
+    return {
+        (m.group(1) or m.group(2)).lower()
+        for m in _HOLDERS.finditer(zone_)
+        if not _REPORTING.match(text, m.end())
+    }
+
+
+#: A holder who only reports or asks ("医生说不用再吃了", "the doctor told me to…",
+#: "医生让我加到两片"): the fact is still the speaker's.
+_REPORTING = re.compile(
+    r"\s*(?:说|讲|让|叫我|建议|要求|嘱咐|said|says|told|tells|wants me|asked me|suggested)",
+    re.IGNORECASE,
+)
 
 
 def speaker_and_other(a: str, b: str) -> bool:
@@ -239,6 +251,8 @@ def _known(word: str) -> bool:
     often two words glued ("周会定" in "周会定在每周一")."""
     import jieba
 
+    # The dictionary loads on first use: before it, every word would look unknown.
+    jieba.dt.check_initialized()
     return bool(jieba.dt.FREQ.get(word))
 
 
@@ -328,3 +342,63 @@ __all__ = [
     "stem",
     "zone",
 ]
+
+
+#: A person's name given as a value: "Dr. Patel", "Sarah Lee", "老刘", "小韩", "王医生".
+_PERSON = re.compile(
+    r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+    r"|[小老][\u4e00-\u9fff](?![\u4e00-\u9fff]{2})"
+    r"|[\u4e00-\u9fff]{1,2}(?:总|经理|老师|医生|大夫|律师|主任|阿姨|姐|哥|叔|姨)"
+)
+#: A title a name carries: "Dr." / "医生" on both sides is one profession.
+_TITLE = re.compile(
+    r"^(?:Dr|Mr|Mrs|Ms|Prof)\b|(?:总|经理|老师|医生|大夫|律师|主任)$", re.IGNORECASE
+)
+_NAMED_AS = re.compile(r"\s+(?:is|was)\s+|是|叫")
+_BETWEEN = re.compile(r"^\s*(?:to|with|for|by|了|成|为|到|给)?\s*(?:an?\s+|the\s+)?", re.I)
+
+
+def _person_at(text: str) -> str:
+    m = _PERSON.match(text)
+    return m.group(0) if m else ""
+
+
+def role_person(text: str) -> str:
+    """The person ``text`` names in a role ("My dentist is Dr. Patel" → "Dr. Patel",
+    "我们组长是老刘" → "老刘"), or ""."""
+    m = _NAMED_AS.search(text)
+    return _person_at(text[m.end() :]) if m is not None and m.start() <= 30 else ""
+
+
+def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> bool:
+    """Whether ``old`` names the person in a role ("My dentist is Dr. Patel", "我们组长是
+    老刘") and ``new`` puts another person in it with a signal of change, one of which
+    ends at each of ``ends`` ("I switched to Dr. Kim's clinic", "组长换成了小韩"): the role is the
+    subject, the person its value, not a second holder. The new text must show it is
+    the same role: it names the role, the two names carry one title (Dr., 医生), or the
+    embedding model reads the texts as close (``similar``)."""
+    name = role_person(old)
+    m = _NAMED_AS.search(old)
+    if not name or m is None:
+        return False
+    role = _ZH_OPENING.sub("", old[: m.start()].strip())
+    if has_han(role):
+        words = {role, role[-2:]}  # a compound's head comes last: 部门经理 → 经理
+    else:
+        words = {stem(w) for w in segment(role).words if w not in _FUNCTION}
+    words = {w for w in words if len(w) > 1}
+    # The person after a signal ("换成了小韩"), or the role named again ("…our
+    # landlord is Mrs. Chen now").
+    found = [_BETWEEN.sub("", new[end:], count=1) for end in ends] + [
+        new[is_.end() :]
+        for is_ in _NAMED_AS.finditer(new)
+        if holds_zone(new[max(0, is_.start() - 30) : is_.start()], words)
+    ]
+    others = {_person_at(text) for text in found} - {"", name}
+    if not name or not others or holders(new) - holders(old):
+        return False
+    other = sorted(others)[0]
+    named = holds_zone(new, words)
+    titles = {t.group(0).lower() for t in (_TITLE.search(name), _TITLE.search(other)) if t}
+    same_title = len(titles) == 1 and bool(_TITLE.search(name)) and bool(_TITLE.search(other))
+    return named or same_title or similar

@@ -177,6 +177,35 @@ def test_a_change_of_another_thing_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A role named by its holder: another person put in it is a new value.
+        ("Our landlord is Mr. Okafor", "The building was sold, our landlord is Mrs. Chen now"),
+        ("My physio is Dr. Brandt", "I switched to Dr. Laine after the move"),
+        ("我们部门经理是老赵", "老赵调去分公司了，经理换成了小孟"),
+        # What the new text leaves behind is the old value: one subject by itself.
+        ("写周报用的是飞书文档", "周报从飞书文档换成了语雀"),
+        ("Our wiki lives in Confluence", "The docs moved from Confluence to Notion in March"),
+    ],
+)
+def test_a_person_put_in_a_role_or_a_value_left_behind_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My manager is Priya", "I switched to Dr. Laine after the move"),  # no role in common
+        ("My dentist is Dr. Brandt", "My sister switched to Dr. Laine"),  # the sister's
+        ("我们部门经理是老赵", "我们组新来了一个实习生小孟"),  # another role
+        ("写周报用的是飞书文档", "会议纪要从石墨换成了腾讯文档"),  # another thing left
+    ],
+)
+def test_a_person_or_value_of_another_role_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
 def test_a_value_stated_against_another_names_the_other() -> None:
     texts = ["我表哥比我大五岁，在银行上班", "我表哥喜欢打羽毛球"]
     assert compared_with("我表哥今年多大？", texts) == ("我",)

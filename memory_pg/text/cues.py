@@ -1,0 +1,104 @@
+"""The signals of change a new statement may carry, by kind, in English and Chinese:
+from–to, instead-of, stopped, left, moved, postponed, cancelled, switched, a value
+that rose or fell, now, new, used-to, a status reached. Each kind is one concept,
+read by :mod:`memory_pg.text.changes`; this module holds only the lexicons.
+
+Pure data, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Signals of change by kind, each a concept in both languages.
+CUES: tuple[tuple[str, str], ...] = (
+    (
+        "from_to",
+        r"从[^，,。；;]{1,20}?(?:改|换|搬|迁|调|挪|推迟|提前|降|涨|升|变|转)[^，,。；;]{0,3}?[到至成为]"
+        r"|\bfrom\b[^.;]{1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]",
+    ),
+    (
+        "instead",
+        r"\binstead\b|\brather than\b|\bin place of\b|而不是|而非|取代|替代|代替|替换",
+    ),
+    (
+        "stopped",
+        r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bstopped\b|\bquit\b|\bdropped\b"
+        r"|\bditched\b|\bretired\b|\bgave up\b|\bshut (?:it )?down\b|\bclosed\b|\bis gone\b"
+        r"|\bdecommissioned\b|\boutgrew\b|\bsold\b|\bturned off\b|\bkilled\b|\bended\b"
+        r"|\bpassed away\b|\bdied\b|\bthrew (?:it |them )?(?:out|away)\b|\bgot rid of\b"
+        r"|去世|过世|扔了|扔掉|丢了|处理掉"
+        r"|不再|停(?:用|掉|了|止)|戒(?:了|掉)|下线|关掉|关了|砍掉|砍了|放弃|不用了|退了|弃用|废弃"
+        r"|淘汰|没了|不开了|不坚持|结束了|撤了|卖了|解约",
+    ),
+    (
+        "left",
+        r"\bleft\b|\bresigned\b|\bquit\b|\blaid off\b|\bfired\b|\bwent on leave\b"
+        r"|离职|辞职|跳槽|辞了|被裁|走了|退休",
+    ),
+    (
+        "moved",
+        r"\bmoved\b|\bmoving\b|\brelocated\b|\btransferred\b|\bmigrat(?:ed|ing)\b|\bre-?homed\b"
+        r"|搬(?:到|去|了|家|回)|迁(?:到|至|移|去|回)|调(?:到|回|去)|挪(?:到|去)|转到|转去|落户到",
+    ),
+    (
+        "postponed",
+        r"\bpostponed\b|\bpushed (?:back|out|to)\b|\bdelayed\b|\bslipped\b|\brescheduled\b"
+        r"|\bmoved up\b|\bbrought forward\b|\breschedul\w*|\bbumped\b|\bpushed\b|\brebooked\b"
+        r"|推迟|延期|延后|改期|提前到|顺延|往后推",
+    ),
+    (
+        "cancelled",
+        r"\bcancel(?:l)?ed\b|\bcalled off\b|\bscrapped\b|\bfell through\b|\bwithdr[ae]w\b"
+        r"|\bbroke up\b|\bcame off\b|\bstepped down\b|取消|作废|黄了|分手|离婚|退课|退学"
+        r"|不[\u4e00-\u9fff]{1,2}了",
+    ),
+    (
+        "switched",
+        r"\bswitched\b|\bswapped\b|\breplaced\b|\bupgraded\b|\bdowngraded\b|\brewr(?:ote|itten)\b"
+        r"|\bchanged\b|\bconverted\b|\brenamed\b|\bupdated\b|\bbecame\b|\bturned into\b"
+        r"|\bnow (?:use|uses|using|run|runs|on|is|are|at|in)\b|\bgone\b|\bgoing\b"
+        r"|换成|换了|改用|换用|切到|切换|升级到|升级成|降级到|更换|换掉|改成|改为|改到|变成|变为"
+        r"|更新|改名|重写|转成|改了|改(?=[喝吃用在去做走坐买学打穿开住])|换(?=[了成到掉个])|转行|转岗"
+        r"|进入|\btook over\b|\bhanded\b|\bpassed to\b|\btaken over\b",
+    ),
+    (
+        "value",
+        r"\braised\b|\bcut\b|\bincreased\b|\bdecreased\b|\bdown to\b|\bup to\b|\brose\b|\bfell\b"
+        r"|\bgrew\b(?!\s+up)|\bcrossed\b|\breached\b|\bhit\b|\bjumped\b|\bdoubled\b|\bhalved\b"
+        r"|\bapproved\b|\brepriced\b|\bscaled\b|\bextended\b|\bshortened\b"
+        r"|涨到|降到|涨了|降了|提高到|提到|减少到|减到|只剩|还剩|剩下|增加到|达到|突破|调整|调到|调成"
+        r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]"
+        # Any verb that brings a value to a number: "放宽到6000", "缩到两台",
+        # "lowered my savings target to 7k", "trimmed it to $40".
+        r"|[\u4e00-\u9fff]到\s*[\d零一二两三四五六七八九十][\d.,万千百]*"
+        r"|\b[a-z]+ed\b[^.,;]{0,30}?\bto\s+\$?\d",
+    ),
+    (
+        "now",
+        r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
+        r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
+        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
+    ),
+    (
+        "new",
+        r"(?<!\d )\bnew\b|\bbrand-new\b|新的"
+        r"|(?:^|(?<=[，,。的个了是换]))新(?![提增加开建招买来添到认识交])(?=[\u4e00-\u9fff])"
+        r"|换了个|换了一个",
+    ),
+    (
+        "used_to",
+        r"\bused to\b|\bformerly\b|\bpreviously\b|\bthe old\b|\bwas too\b"
+        r"|以前|原来|原本|之前|过去|旧的|(?<![照依仍])旧",
+    ),
+    (
+        "status",
+        r"\bresumed\b|\bunblocked\b|\bwent (?:live|ga)\b|\blaunched\b|\bshipped\b|\bpassed\b"
+        r"|\bcompleted\b|\bfinished\b|\bback on track\b|\breleased\b|\bgot\b"
+        r"|\bis done\b|\bexpanded\b|\bnarrowed\b"
+        r"|上线了|重启|恢复|通过|完成了|解决了|赶上|发布了|交付|好多了",
+    ),
+)
+CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
+
+__all__ = ["CUE", "CUES"]
