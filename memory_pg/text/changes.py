@@ -54,10 +54,8 @@ _FILLER = frozenset(
     "officially entirely fully completely totally all everything everyone so too very "
     "really got get gets been have has had did do does done am be being new now old "
     "上周 上个月 去年 昨天 今天 最近 刚 刚刚 终于 已经 全部 彻底 基本 正式 都 了 上 这周 本周 "
-    "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才 "
-    # Titles: "Dr." on both sides says nothing of who.
-    "mr mrs ms dr prof".split()
-)
+    "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才".split()
+) | {t.lower() for t in subjects.EN_TITLES}  # "Dr." on both sides says nothing of who
 
 
 @dataclass(frozen=True)

@@ -67,9 +67,11 @@ _THIRD_PERSON = re.compile(
 #: The speaker as the subject of a clause.
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|my|our)\b|我", re.IGNORECASE)
 #: A Chinese form of address: "小李", "老王", "张总", "陈经理", "刘姐".
-_ZH_ADDRESS = re.compile(
-    r"[小老][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|经理|老师|医生|大夫|律师|主任|姐|哥|叔|姨)"
-)
+#: Titles a name carries, in both languages: "Dr." / "医生" on both sides is one profession.
+EN_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof")
+_ZH_TITLES = "总|经理|老师|医生|大夫|律师|主任"
+_ZH_NAMED = rf"[\u4e00-\u9fff]{{1,2}}(?:{_ZH_TITLES}|姐|哥|叔|姨)"
+_ZH_ADDRESS = re.compile(rf"[小老][\u4e00-\u9fff]|{_ZH_NAMED}")
 #: Words of English that say nothing of what a statement is about.
 _FUNCTION = EN_STOPWORDS | frozenset(
     "the my our we i you your his her their this that its i'm we're i've we've "
@@ -329,31 +331,12 @@ def _is_name(word: str, text: str) -> bool:
     return found[:1].isupper() or found[:1].isdigit() or len(found) == 1
 
 
-__all__ = [
-    "KIN",
-    "VERB",
-    "clause_holders",
-    "holders",
-    "holds_zone",
-    "ordered_zone",
-    "other_subject",
-    "refers_to_holder",
-    "speaker_and_other",
-    "stem",
-    "zone",
-]
-
-
 #: A person's name given as a value: "Dr. Patel", "Sarah Lee", "老刘", "小韩", "王医生".
 _PERSON = re.compile(
-    r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
-    r"|[小老][\u4e00-\u9fff](?![\u4e00-\u9fff]{2})"
-    r"|[\u4e00-\u9fff]{1,2}(?:总|经理|老师|医生|大夫|律师|主任|阿姨|姐|哥|叔|姨)"
+    rf"(?:(?:{'|'.join(EN_TITLES)})\.?\s+)?(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+    rf"|[小老][\u4e00-\u9fff](?![\u4e00-\u9fff]{{2}})|{_ZH_NAMED}"
 )
-#: A title a name carries: "Dr." / "医生" on both sides is one profession.
-_TITLE = re.compile(
-    r"^(?:Dr|Mr|Mrs|Ms|Prof)\b|(?:总|经理|老师|医生|大夫|律师|主任)$", re.IGNORECASE
-)
+_TITLE = re.compile(rf"^(?:{'|'.join(EN_TITLES)})\b|(?:{_ZH_TITLES})$", re.IGNORECASE)
 _NAMED_AS = re.compile(r"\s+(?:is|was)\s+|是|叫")
 _BETWEEN = re.compile(r"^\s*(?:to|with|for|by|了|成|为|到|给)?\s*(?:an?\s+|the\s+)?", re.I)
 
@@ -363,25 +346,33 @@ def _person_at(text: str) -> str:
     return m.group(0) if m else ""
 
 
+def _role_named(text: str) -> tuple[str, str]:
+    """The role ``text`` names a person in, and the person ("My dentist is Dr. Patel"
+    → ("My dentist", "Dr. Patel")), or ("", "")."""
+    m = _NAMED_AS.search(text)
+    if m is None or m.start() > 30:
+        return "", ""
+    person = _person_at(text[m.end() :])
+    return (text[: m.start()].strip(), person) if person else ("", "")
+
+
 def role_person(text: str) -> str:
     """The person ``text`` names in a role ("My dentist is Dr. Patel" → "Dr. Patel",
     "我们组长是老刘" → "老刘"), or ""."""
-    m = _NAMED_AS.search(text)
-    return _person_at(text[m.end() :]) if m is not None and m.start() <= 30 else ""
+    return _role_named(text)[1]
 
 
 def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> bool:
     """Whether ``old`` names the person in a role ("My dentist is Dr. Patel", "我们组长是
     老刘") and ``new`` puts another person in it with a signal of change, one of which
-    ends at each of ``ends`` ("I switched to Dr. Kim's clinic", "组长换成了小韩"): the role is the
-    subject, the person its value, not a second holder. The new text must show it is
-    the same role: it names the role, the two names carry one title (Dr., 医生), or the
-    embedding model reads the texts as close (``similar``)."""
-    name = role_person(old)
-    m = _NAMED_AS.search(old)
-    if not name or m is None:
+    ends at each of ``ends`` ("I switched to Dr. Kim's clinic", "组长换成了小韩"): the
+    role is the subject, the person its value, not a second holder. The new text must
+    show it is the same role: it names the role, the two names carry one title (Dr.,
+    医生), or the embedding model reads the texts as close (``similar``)."""
+    role, name = _role_named(old)
+    if not name or holders(new) - holders(old):
         return False
-    role = _ZH_OPENING.sub("", old[: m.start()].strip())
+    role = _ZH_OPENING.sub("", role)
     if has_han(role):
         words = {role, role[-2:]}  # a compound's head comes last: 部门经理 → 经理
     else:
@@ -395,10 +386,30 @@ def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> 
         if holds_zone(new[max(0, is_.start() - 30) : is_.start()], words)
     ]
     others = {_person_at(text) for text in found} - {"", name}
-    if not name or not others or holders(new) - holders(old):
+    if not others:
         return False
-    other = sorted(others)[0]
-    named = holds_zone(new, words)
-    titles = {t.group(0).lower() for t in (_TITLE.search(name), _TITLE.search(other)) if t}
-    same_title = len(titles) == 1 and bool(_TITLE.search(name)) and bool(_TITLE.search(other))
-    return named or same_title or similar
+
+    def title(person: str) -> str:
+        m = _TITLE.search(person)
+        return m.group(0).lower() if m else ""
+
+    same_title = bool(title(name)) and title(name) == title(sorted(others)[0])
+    return holds_zone(new, words) or same_title or similar
+
+
+__all__ = [
+    "EN_TITLES",
+    "KIN",
+    "VERB",
+    "clause_holders",
+    "holders",
+    "holds_zone",
+    "ordered_zone",
+    "other_subject",
+    "refers_to_holder",
+    "role_person",
+    "role_renamed",
+    "speaker_and_other",
+    "stem",
+    "zone",
+]
