@@ -23,13 +23,16 @@ from sqlalchemy import Integer, Text, bindparam
 from memory_pg.plans import relations
 from memory_pg.sql import relations as relations_sql
 from memory_pg.sql.search import SearchFilters, filter_conditions, search_statement
+from memory_pg.text.query import analyse
 
 FILTERS = SearchFilters(memory_types=("dialogue",))
 VECTOR = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
 
 def _search() -> tuple[Any, dict[str, Any]]:
-    return search_statement("alice", "where did Caroline go", VECTOR, top_k=5, filters=FILTERS)
+    return search_statement(
+        "alice", analyse("where did Caroline go"), VECTOR, top_k=5, filters=FILTERS
+    )
 
 
 def anew() -> Any:

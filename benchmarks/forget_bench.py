@@ -52,6 +52,7 @@ from memory_pg.jobs.forget import forget
 from memory_pg.server import EmbeddedServer
 from memory_pg.sql import search as sql_search
 from memory_pg.sql import setup as sql_setup
+from memory_pg.text.query import analyse
 
 LOAD = text(
     """
@@ -129,7 +130,7 @@ def search_loop(
         user = "user" + str(int(rng.integers(users)))
         vector = rng.standard_normal(dim).astype(np.float32)
         stmt = sql_search.search_memories(
-            user, "synthetic memory", vector, top_k=5, filters=filters
+            user, analyse("synthetic memory"), vector, top_k=5, filters=filters
         )
         started = time.perf_counter()
         with engine.begin() as conn:

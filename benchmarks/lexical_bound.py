@@ -52,6 +52,7 @@ from memory_pg.sql.core import vector_literal  # noqa: E402
 from memory_pg.sql.setup import set_tenant  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 from memory_pg.tables import memories  # noqa: E402
+from memory_pg.text.query import analyse  # noqa: E402
 
 UNBOUNDED = 10**9
 HNSW = "memory_pg_memories_embedding_hnsw_idx"
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                     lexical.LEXICAL_SCAN_MAX, lexical.PULL_WINDOW = limit, span
                     stmt, values = search.search_statement(
                         user,
-                        words,
+                        analyse(words),
                         v,
                         top_k=10,
                         filters=search.SearchFilters(),

@@ -32,6 +32,7 @@ from memory_pg.sql import core as sql_core  # noqa: E402
 from memory_pg.sql import search as sql_search  # noqa: E402
 from memory_pg.sql import setup as sql_setup  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
+from memory_pg.text.query import analyse  # noqa: E402
 
 #: ``created_at``: row ``g`` of ``rows`` is written ``(rows - g) * step_s`` seconds
 #: before now, the last row newest (0: every row at the fill's one time).
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             words = " ".join(f"w{int(rng.random() ** 3 * 20000)}" for _ in range(3))
             stmt = sql_search.search_memories(
                 user,
-                words,
+                analyse(words),
                 v,
                 top_k=10,
                 filters=sql_search.SearchFilters(),
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             # the same statement (a data-modifying CTE), in its own committed transaction.
             with_touch = sql_search.search_memories(
                 user,
-                words,
+                analyse(words),
                 v,
                 top_k=10,
                 filters=sql_search.SearchFilters(),

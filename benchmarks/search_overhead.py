@@ -40,6 +40,7 @@ if __package__ in (None, ""):
 
 from benchmarks.data import build_dataset, embed_pool, make_texts
 from benchmarks.systems import LookupEmbedder
+from memory_pg.text.query import analyse
 
 
 def main() -> None:
@@ -94,7 +95,7 @@ def main() -> None:
             def statement(user: str, query: str, vector: Any) -> Any:
                 return sql_search.search_statement(
                     user,
-                    query,
+                    analyse(query),
                     vector,
                     top_k=10,
                     filters=sql_search.SearchFilters(),

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from benchmarks.data import Dataset
+from memory_pg.text.query import analyse
 
 
 class LookupEmbedder:
@@ -291,7 +292,7 @@ class MemoryPg:
         from memory_pg.sql import search as sql_search
 
         stmt = sql_search.search_memories(
-            user, query, vector, top_k=10, filters=sql_search.SearchFilters()
+            user, analyse(query), vector, top_k=10, filters=sql_search.SearchFilters()
         )
         with self._tx(user, self.store.ef_search) as conn:
             return [r.id for r in conn.execute(stmt)]

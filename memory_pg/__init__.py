@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         UnknownMemoryType,
     )
     from memory_pg.llm import AsyncOpenAICompatibleLLM, OpenAICompatibleLLM
-    from memory_pg.plans.write import MemoryInput
+    from memory_pg.plans.shapes import MemoryInput
     from memory_pg.retrieval import AsyncMemoryRetriever, MemoryRetriever, RetrievalSettings
     from memory_pg.store import MemoryStore
     from memory_pg.wrapper import AsyncMemoryWrapper, HermesMemoryWrapper, MemoryWrapper

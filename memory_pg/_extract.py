@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memory_pg import _facts
+from memory_pg.text.topics import known_topic, normalize_topic, product_topics, role_topic
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
@@ -27,103 +28,7 @@ _LEADING_CONJUNCTION = re.compile(
 )
 _TRIM = " \t\r\n。.！!？?；;，,、．｡～…"
 
-# Topic keys: products first (a later "switched to MySQL" names the product, not the role),
-# then the role nouns. Latin keywords match whole words, case-insensitively.
-_PRODUCTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "database",
-        (
-            "postgresql",
-            "postgres",
-            "pgvector",
-            "mysql",
-            "mariadb",
-            "mongodb",
-            "mongo",
-            "sqlite",
-            "redis",
-            "oracle",
-            "sql server",
-            "dynamodb",
-            "cassandra",
-            "clickhouse",
-            "supabase",
-            "tidb",
-            "oceanbase",
-        ),
-    ),
-    (
-        "language",
-        (
-            "python",
-            "golang",
-            "rust",
-            "java",
-            "javascript",
-            "typescript",
-            "kotlin",
-            "swift",
-            "c#",
-            "c++",
-            "php",
-            "ruby",
-            "elixir",
-        ),
-    ),
-    (
-        "framework",
-        ("django", "flask", "fastapi", "spring boot", "spring", "rails", "express", "nestjs"),
-    ),
-    (
-        "frontend",
-        ("react", "vue", "angular", "svelte", "next.js", "nextjs", "nuxt", "tailwind"),
-    ),
-    (
-        "hosting",
-        (
-            "aws",
-            "azure",
-            "gcp",
-            "google cloud",
-            "阿里云",
-            "腾讯云",
-            "华为云",
-            "vercel",
-            "heroku",
-            "netlify",
-            "kubernetes",
-            "k8s",
-            "docker",
-            "fly.io",
-        ),
-    ),
-    ("payment", ("stripe", "paypal", "支付宝", "alipay", "微信支付", "wechat pay", "adyen")),
-    (
-        "llm",
-        ("openai", "gpt-4o", "gpt", "deepseek", "qwen", "通义千问", "claude", "llama", "gemini"),
-    ),
-    ("cache", ("memcached",)),
-    ("queue", ("kafka", "rabbitmq", "celery", "nats")),
-    ("search", ("elasticsearch", "opensearch", "meilisearch")),
-    ("mobile", ("flutter", "react native", "小程序")),
-)
-_ROLE_NOUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("database", ("数据库", "database", "db")),
-    ("cache", ("缓存", "cache")),
-    ("language", ("编程语言", "开发语言", "语言", "language")),
-    ("framework", ("框架", "framework")),
-    ("frontend", ("前端", "frontend", "front-end", "ui")),
-    ("backend", ("后端", "backend", "back-end")),
-    ("hosting", ("部署", "服务器", "云", "hosting", "cloud", "deploy", "deployment", "server")),
-    ("payment", ("支付", "付款", "payment", "payments")),
-    ("llm", ("大模型", "模型", "llm", "model")),
-    ("queue", ("消息队列", "队列", "queue")),
-    ("search", ("搜索", "search")),
-    ("auth", ("登录", "认证", "鉴权", "auth", "authentication", "login")),
-    ("mobile", ("移动端", "app", "mobile")),
-)
 # "Go" is a language only capitalised and not in "go with", "go ahead"...
-_GO_LANGUAGE = re.compile(r"(?<![A-Za-z0-9_])Go(?![A-Za-z0-9_])(?!\s+(?:with|ahead|to|back)\b)")
 
 _DECISION_STRONG = re.compile(
     r"决定|选择|选用|采用|改用|换成|换用|切换到|切到|迁移到|迁到|不再用|不再使用|敲定|定下"
@@ -173,7 +78,6 @@ _TOPIC_OBJECT_EN = re.compile(
 )
 # A clause that gives a reason belongs to the clause before it.
 _REASON = re.compile(r"^\s*(?:因为|由于|毕竟|(?:because|since|as)\b)", re.IGNORECASE)
-_CACHE_ROLE = re.compile(r"缓存|(?<![A-Za-z])cach(?:e|ing)(?![A-Za-z])", re.IGNORECASE)
 _STOPWORDS = {"the", "a", "an", "our", "my", "it", "this", "that", "them"}
 _USE_VERB = re.compile(
     r"用|选|采用|接入|\b(?:use|using|used|chose|choose|chosen|picked|pick|adopt|adopted|go with"
@@ -238,88 +142,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip(_TRIM)]
 
 
-def _keyword_pattern(keyword: str) -> re.Pattern[str]:
-    if _CJK.search(keyword):
-        return re.compile(re.escape(keyword))
-    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(keyword) + r"(?![A-Za-z0-9_])", re.I)
-
-
-_PRODUCT_PATTERNS = [(t, _keyword_pattern(k)) for t, ks in _PRODUCTS for k in ks]
-_ROLE_PATTERNS = [(t, _keyword_pattern(k)) for t, ks in _ROLE_NOUNS for k in ks]
-
-
-def _earliest(patterns: Iterable[tuple[str, re.Pattern[str]]], text: str) -> str | None:
-    best: tuple[int, str] | None = None
-    for topic, pattern in patterns:
-        match = pattern.search(text)
-        if match and (best is None or match.start() < best[0]):
-            best = (match.start(), topic)
-    return best[1] if best else None
-
-
-def known_topic(text: str) -> str | None:
-    """The topic key of the first product or role noun named in ``text``, if any.
-
-    Example:
-        >>> known_topic("我们决定使用 PostgreSQL 作为数据库")
-        'database'
-    """
-    product = _earliest(_PRODUCT_PATTERNS, text)
-    if product is None and _GO_LANGUAGE.search(text):
-        product = "language"
-    if product == "database" and _CACHE_ROLE.search(text):
-        return "cache"  # Redis as a cache is a cache decision, not the database's
-    return product or _earliest(_ROLE_PATTERNS, text)
-
-
-#: A letter, digit or Han character: what is left of a qualified role noun.
-_SUBSTANCE = re.compile(r"[A-Za-z0-9\u4e00-\u9fff]")
-
-
-def bare_role(text: str) -> bool:
-    """Whether ``text`` is a role noun and nothing more ("数据库", "database"), not one
-    qualified by other words ("analytics database", "分析数据库"): a qualified role
-    is one of several of its kind."""
-    return _nothing_but(text, _ROLE_PATTERNS)
-
-
-def names_only(text: str) -> bool:
-    """Whether ``text`` is product and role nouns and nothing more ("database",
-    "postgresql", "数据库"), not a topic of its own that names one ("database backup",
-    "数据库备份", "frontend testing")."""
-    return _nothing_but(text, (*_PRODUCT_PATTERNS, *_ROLE_PATTERNS))
-
-
-def _nothing_but(text: str, patterns: Iterable[tuple[str, re.Pattern[str]]]) -> bool:
-    """Whether ``text`` holds words of ``patterns`` and no other letter or digit."""
-    rest = text
-    for _, pattern in patterns:
-        rest = pattern.sub(" ", rest)
-    return rest != text and _SUBSTANCE.search(rest) is None
-
-
-def product_topics(text: str) -> set[str]:
-    """The topic keys of every product ``text`` names (``{"database", "cache"}``...)."""
-    topics = {topic for topic, pattern in _PRODUCT_PATTERNS if pattern.search(text)}
-    if _GO_LANGUAGE.search(text):
-        topics.add("language")
-    if "database" in topics and _CACHE_ROLE.search(text):
-        topics.discard("database")
-        topics.add("cache")
-    return topics
-
-
-def product_names(topic: str) -> tuple[str, ...]:
-    """The product names the extractor knows for ``topic`` (``database``: MySQL...)."""
-    return next((names for t, names in _PRODUCTS if t == topic), ())
-
-
-def normalize_topic(topic: str) -> str:
-    """A stable topic key: lower case, blanks and punctuation as ``_``, at most 40 characters."""
-    key = re.sub(r"[^\w+#.]+", "_", topic.strip().lower()).strip("_.")
-    return key[:40] or "general"
-
-
 def decision_topic(text: str) -> str | None:
     """The topic key of a decision: what it chooses, or None when it names no choice.
 
@@ -338,7 +160,7 @@ def decision_topic(text: str) -> str | None:
             words = [w for w in match.group(1).split() if w.lower() not in _STOPWORDS]
             if words:
                 role = " ".join(words)
-                return _earliest(_ROLE_PATTERNS, role) or normalize_topic(role)
+                return role_topic(role) or normalize_topic(role)
     return None
 
 
@@ -434,10 +256,6 @@ __all__ = [
     "detect_language",
     "extract",
     "is_user",
-    "known_topic",
-    "normalize_topic",
-    "product_names",
-    "product_topics",
     "split_sentences",
     "to_turn",
 ]

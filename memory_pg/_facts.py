@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_pg import _extract
 from memory_pg._regex import Prefiltered
 from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg.text.topics import bare_role, known_topic, product_names, product_topics
 
 # -- non-facts ------------------------------------------------------------------------
 
@@ -369,7 +369,7 @@ def parse_change(text: str) -> Change | None:
     subject = next((s for s in subjects if s), "")
     # "We moved to 2pm for the weekly sync" is a meeting's move, not the speaker's.
     residence = (
-        not _extract.product_topics(text)
+        not product_topics(text)
         and _kind(new) != "clock"
         and (
             _SPEAKER_RESIDENCE.search(text) is not None
@@ -489,8 +489,8 @@ def _topics_of(names: tuple[str, ...], context: str) -> set[str]:
     """The kinds of the products named, read in ``context`` (Redis as a cache is a cache)."""
     topics: set[str] = set()
     for name in names:
-        topics |= _extract.product_topics(name) if name else set()
-    in_context = _extract.product_topics(context)
+        topics |= product_topics(name) if name else set()
+    in_context = product_topics(context)
     if "database" in topics and "cache" in in_context and "database" not in in_context:
         topics = (topics - {"database"}) | {"cache"}
     return topics
@@ -526,15 +526,15 @@ def change_applies(new_text: str, old_text: str) -> bool:
     if not _qualifiers(old_text) <= _qualifiers(new_text):
         return False  # about someone or something else: my colleague, server A, 测试环境
     new_topics = _topics_of((change.new, *change.old), new_text)
-    old_topics = _extract.product_topics(old_text)
+    old_topics = product_topics(old_text)
     if change.subject and not _about(old_text, change.subject):
-        role = _extract.known_topic(change.subject)
+        role = known_topic(change.subject)
         if (
             role is None
             or role not in old_topics
             or _qualifiers(change.subject)
             # "The analytics database switched to X" says nothing of "the main database".
-            or not _extract.bare_role(change.subject)
+            or not bare_role(change.subject)
         ):
             return False  # "生产环境不再使用 MySQL" says nothing of "我们用 MySQL"
     if new_topics and old_topics - new_topics:
@@ -549,7 +549,7 @@ def change_applies(new_text: str, old_text: str) -> bool:
         if change.subject:  # a person named, and named in the old memory too
             return _RESIDENCE.search(old_text) is not None
         return _SPEAKER_RESIDENCE.search(old_text) is not None
-    if new_topics or _extract.known_topic(change.subject) is not None or not change.subject:
+    if new_topics or known_topic(change.subject) is not None or not change.subject:
         return False  # a role noun alone ("数据库") is shared by different facts
     subject_words = _words(change.subject)
     if not subject_words or not subject_words <= _words(old_text):
@@ -566,8 +566,8 @@ def change_words(text: str) -> list[str]:
     if change is None:
         return []
     words: list[str] = []
-    for topic in _extract.product_topics(text):
-        words.extend(_extract.product_names(topic))
+    for topic in product_topics(text):
+        words.extend(product_names(topic))
     if change.residence:
         words.extend(("住", "住在", "家在", "live", "lives", "living", "based", "moved"))
     return words
@@ -576,7 +576,7 @@ def change_words(text: str) -> list[str]:
 def different_kinds(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` both name products, of no common kind (a database and
     a cache): two facts, however alike the rest of their words."""
-    ka, kb = _extract.product_topics(a), _extract.product_topics(b)
+    ka, kb = product_topics(a), product_topics(b)
     return bool(ka and kb and not ka & kb)
 
 

@@ -90,6 +90,13 @@ class Segments:
         return " ".join(self.cjk)
 
 
+def index_words(text: str, context: str | None) -> tuple[str, str, str, str]:
+    """A memory's words as the full-text index reads them: the English and the
+    Chinese words of ``text``, then of ``context`` (each joined by spaces)."""
+    own, framing = segment(text), segment(context or "")
+    return own.words_text, own.cjk_text, framing.words_text, framing.cjk_text
+
+
 @lru_cache(maxsize=1)
 def _t2s_table() -> dict[int, int]:
     """Traditional to simplified Chinese, character by character (``data/zh_t2s.tsv``,

@@ -17,7 +17,8 @@ from memory_pg._validate import check_text
 from memory_pg.config import StoreSettings
 from memory_pg.errors import InvalidArgument
 from memory_pg.plans.protocol import Plan
-from memory_pg.plans.write import MemoryInput, Prepared, prepare
+from memory_pg.plans.shapes import MemoryInput, Prepared
+from memory_pg.plans.write import prepare
 from memory_pg.sql.buffer import consume_turns, insert_turn, lock_unconsumed, select_pending
 from memory_pg.sql.locks import user_lock_key, xact_lock_shared
 

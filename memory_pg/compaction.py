@@ -15,9 +15,6 @@ from memory_pg._extract import (
     decision_topic,
     detect_language,
     extract,
-    known_topic,
-    names_only,
-    normalize_topic,
     to_turn,
 )
 from memory_pg._facts import non_fact
@@ -25,6 +22,7 @@ from memory_pg._json_repair import parse_llm_json
 from memory_pg.config import StoreSettings
 from memory_pg.entities import Entity, from_llm, named_in
 from memory_pg.errors import InvalidArgument, LLMResponseUnparseable
+from memory_pg.text.topics import known_topic, names_only, normalize_topic
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from memory_pg.plans import read, relations, setup, turns, write
 from memory_pg.plans.protocol import Plan
 from memory_pg.plans.restore import plan_restore
 from memory_pg.plans.setup import EmbeddingInfo
-from memory_pg.plans.write import MemoryInput
+from memory_pg.plans.shapes import MemoryInput, Prepared, parse_memory_id
 from memory_pg.supersession import Judge
 from memory_pg.usage import UseLog, plan_flush
 
@@ -117,7 +117,7 @@ def _writer(store: StoreBase[Any]) -> write.Writer:
     return write.Writer(store.embedder.model_name, store.supersede, store.judge)
 
 
-def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
+def _rows(store: StoreBase[Any], prepared: Prepared) -> Op[list[Any]]:
     return (yield from _blocking(_new_rows, store, prepared))
 
 
@@ -126,7 +126,7 @@ def _rows(store: StoreBase[Any], prepared: write.Prepared) -> Op[list[Any]]:
 # outside its transaction: jieba loads its tagger on the first Chinese text.
 
 
-def _new_rows(store: StoreBase[Any], prepared: write.Prepared) -> list[Any]:
+def _new_rows(store: StoreBase[Any], prepared: Prepared) -> list[Any]:
     vectors = _embed(store, prepared.embed_texts)
     return relations.with_entities(write.new_rows(prepared, vectors, store.embedder))
 
@@ -277,7 +277,7 @@ def replace_memory(
     if it is no longer current.
     """
     uid = _scope(self, user_id)
-    old_id = write.parse_memory_id(memory_id)
+    old_id = parse_memory_id(memory_id)
     old = yield from get(self, str(old_id), user_id=uid, agent_id=agent_id)
     item, writer = write.replacement(old, old_id, text, metadata, importance, agent_id)
     rows = yield from _rows(self, write.prepare(self.settings, uid, [item], writer))

@@ -14,7 +14,8 @@ from memory_pg._validate import check_agent_id, check_text, check_top_k
 from memory_pg.methods import StoreBase
 from memory_pg.operations import Op, read
 from memory_pg.plans import relations
-from memory_pg.plans.write import parse_memory_id, scope_user
+from memory_pg.plans.shapes import parse_memory_id
+from memory_pg.plans.write import scope_user
 
 
 def _who(

@@ -32,7 +32,7 @@ from memory_pg.methods import StoreBase
 from memory_pg.operations import Blocking, Op, Run, Session, sync_method
 from memory_pg.plans import setup
 from memory_pg.plans.protocol import T, begin, materialise, split_step, translate_errors
-from memory_pg.plans.write import MemoryInput
+from memory_pg.plans.shapes import MemoryInput
 from memory_pg.server import EmbeddedServer
 from memory_pg.usage import Flusher
 

@@ -20,12 +20,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from memory_pg import _extract, _facts
+from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, ordered_words, segment
 from memory_pg.config import SupersedePolicy
 from memory_pg.entities import extract, has_han
 from memory_pg.sql.memories import NewMemory
-from memory_pg.text import changes
+from memory_pg.text import changes, topics
 
 logger = logging.getLogger(__name__)
 
@@ -331,7 +331,7 @@ def _changed(
     signal = changes.cue(new_text)
     if signal is None and not _facts.is_change(new_text):
         return []
-    kinds_new = _extract.product_topics(new_text)
+    kinds_new = topics.product_topics(new_text)
     seen: set[uuid.UUID] = set()
     found: list[tuple[Candidate, dict[str, object]]] = []
     for cand in candidates:
@@ -344,7 +344,7 @@ def _changed(
             judged = changes.judge(
                 cand.text,
                 new_text,
-                (_extract.product_topics(cand.text), kinds_new),
+                (topics.product_topics(cand.text), kinds_new),
                 similar=_reads_alike(cand, new_text),
             )
             evidence = judged.as_detail() if judged else None

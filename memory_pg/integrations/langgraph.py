@@ -67,7 +67,7 @@ from memory_pg.integrations._langgraph_values import (
 )
 from memory_pg.plans import relations, write
 from memory_pg.plans.protocol import Plan
-from memory_pg.plans.write import MemoryInput
+from memory_pg.plans.shapes import MemoryInput, Prepared
 from memory_pg.sql.memories import NewMemory
 from memory_pg.store import MemoryStore
 
@@ -269,7 +269,7 @@ class _Mapping:
 
     def _prepare_puts(
         self, puts: list[tuple[int, PutOp]]
-    ) -> list[tuple[str, list[NewItem], list[str], write.Prepared | None]]:
+    ) -> list[tuple[str, list[NewItem], list[str], Prepared | None]]:
         """Every put of a batch validated (no I/O): per user, its items, the topics it
         deletes and its prepared write. A typed error here means nothing was done."""
         # The last put of a key in a batch wins, as in LangGraph's own stores.
@@ -277,7 +277,7 @@ class _Mapping:
         for _, op in puts:
             last[(tuple(op.namespace), op.key)] = op
         per_user: dict[str, tuple[list[NewItem], list[str]]] = {}
-        prepared: dict[str, write.Prepared] = {}
+        prepared: dict[str, Prepared] = {}
         for op in last.values():
             uid = self.user_of(tuple(op.namespace))
             items, deletes = per_user.setdefault(uid, ([], []))
@@ -305,7 +305,7 @@ class _Mapping:
         ]
 
     def _puts(
-        self, writes: list[tuple[str, list[NewItem], list[str], write.Prepared | None]]
+        self, writes: list[tuple[str, list[NewItem], list[str], Prepared | None]]
     ) -> Generator[_Step, Any, None]:
         for uid, items, deletes, prepared in writes:
             new_rows: list[NewMemory] = []
@@ -394,7 +394,7 @@ class _Mapping:
         return self.user_of(prefix)
 
 
-def _rows_of(store: MemoryStore | AsyncMemoryStore, prepared: write.Prepared) -> list[NewMemory]:
+def _rows_of(store: MemoryStore | AsyncMemoryStore, prepared: Prepared) -> list[NewMemory]:
     """The new rows of a write: embedded, with the entities they name (blocking work)."""
     vectors = store.embedder.embed_documents(prepared.embed_texts)
     return relations.with_entities(write.new_rows(prepared, vectors, store.embedder))

@@ -36,6 +36,7 @@ from memory_pg.roles import require_every_user
 from memory_pg.sql.locks import session_unlock, try_session_lock
 from memory_pg.sql.memories import attributes_expr, attributes_text
 from memory_pg.tables import memories as m
+from memory_pg.text.attributes import stated
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ def reanalyze(
                     if not rows:
                         break
                     after = rows[-1].id
-                    joined = [attributes_text(r.text) for r in rows]
+                    joined = [attributes_text(stated(r.text)) for r in rows]
                     changed = [
                         (r, j)
                         for r, j in zip(rows, joined, strict=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,13 @@ from memory_pg.config import RankingSettings, StoreSettings
 from memory_pg.errors import InvalidArgument
 from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan, Rows, final
-from memory_pg.plans.write import parse_memory_id
+from memory_pg.plans.shapes import memory_dict, parse_memory_id
 from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
 from memory_pg.sql.search import SearchFilters, search_statement
 from memory_pg.sql.use import record_use
 from memory_pg.text.attributes import asked, stated
+from memory_pg.text.query import Query, analyse
 from memory_pg.text.references import (
     Name,
     compared_with,
@@ -36,39 +37,6 @@ from memory_pg.text.references import (
     refers,
     says_of,
     word_pattern,
-)
-
-
-def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A result row as the dict callers get (ids as str; the seed's keys first)."""
-    out = dict(row)
-    for key in ("id", "superseded_by", "memory_id"):
-        if out.get(key) is not None:
-            out[key] = str(out[key])
-    if "distance" in out and out["distance"] is not None:
-        out["distance"] = float(out["distance"])
-        out.setdefault("similarity", 1.0 - out["distance"])
-    for key in SCORE_PARTS:
-        if out.get(key) is not None:
-            out[key] = float(out[key])
-    return out
-
-
-#: Score parts a search result carries beside ``score``, so a user can see why it ranked.
-SCORE_PARTS = (
-    "score",
-    "similarity",
-    "lexical",
-    "rrf",
-    "relevance",
-    "recency",
-    "importance",
-    "reinforcement",
-    "readability",
-    "answer_score",
-    "time_match",
-    "entity_match",
-    "attribute_match",
 )
 
 
@@ -171,16 +139,27 @@ def plan_search(
     window = heavy_users is not None and user_id in heavy_users
     described = _described(query, ranking) if not expand else ()
     # The statement is shared by every search of its shape; the values are this one's.
+    rs = ranking or RankingSettings()
+    reference = now or filters.as_of or datetime.now(timezone.utc)
+
+    def analysed(text: str, names: Sequence[Name] = ()) -> Query:
+        return analyse(
+            text,
+            reference,
+            names,
+            entities=rs.entity_weight > 0,
+            attributes=rs.attribute_weight > 0,
+        )
+
     step = search_statement(
         user_id,
-        query,
+        analysed(query),
         vector,
         top_k=top_k,
         filters=filters,
         ranking=ranking,
         touch=touch and not described,
         readability=readability,
-        now=now,
         window=window,
     )
     if described:
@@ -194,15 +173,13 @@ def plan_search(
         if names:
             named = yield search_statement(
                 user_id,
-                name_in(query, described, names),
+                analysed(name_in(query, described, names), names),
                 vector,
                 top_k=top_k,
                 filters=filters,
                 ranking=ranking,
                 readability=readability,
-                now=now,
                 window=window,
-                names=names,
             )
             # Only the memories that name it gain by the name: the rest of the second
             # search is the first one's words again.
@@ -213,13 +190,12 @@ def plan_search(
         for other, anchor in _comparisons(query, rows[:NAMING_DEPTH]):
             more = yield search_statement(
                 user_id,
-                _about(query, described, other),
+                analysed(_about(query, described, other)),
                 vector,
                 top_k=max(top_k, SUPPORT_DEPTH),
                 filters=filters,
                 ranking=ranking,
                 readability=readability,
-                now=now,
                 window=window,
             )
             rows = _better_of(rows, _below(anchor, more, query, other), top_k)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_pg import entities as extraction
 from memory_pg.errors import InvalidArgument, MemoryNotFound
+from memory_pg.plans.shapes import memory_dict
 from memory_pg.sql import entities as sql_entities
 from memory_pg.sql import relations as sql
 from memory_pg.sql import turns as sql_turns
@@ -168,14 +169,6 @@ def expand_step(
     search's own)."""
     stmt, values = search
     return sql.expanded_search(stmt, filter_shape(filters), expand), values
-
-
-def memory_dict(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A memory row as the dict callers get (see :func:`memory_pg.plans.read.memory_dict`)."""
-    # Imported here: the read plans import this module (search with ``expand``).
-    from memory_pg.plans.read import memory_dict as as_dict
-
-    return as_dict(row)
 
 
 def result_dict(row: Mapping[str, Any]) -> dict[str, Any]:

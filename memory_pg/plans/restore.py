@@ -29,7 +29,7 @@ from memory_pg._validate import check_agent_id
 from memory_pg.config import StoreSettings
 from memory_pg.errors import MemoryConflict, MemoryNotFound, NothingToRestore
 from memory_pg.plans.protocol import Plan
-from memory_pg.plans.write import parse_memory_id
+from memory_pg.plans.shapes import parse_memory_id
 from memory_pg.sql import locks, memories, restore, supersede
 
 #: What became of the replacing memory (``replacement`` in the result and the event).

@@ -17,13 +17,11 @@ from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidImport, InvalidInput
 from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan, Rows
-from memory_pg.plans.read import memory_dict
+from memory_pg.plans.shapes import Prepared, memory_dict, parse_memory_id
 from memory_pg.plans.write import (
     INSERT_CHUNK,
-    Prepared,
     check_entities,
     new_rows,
-    parse_memory_id,
     plan_model_unchanged,
     prepare,
 )

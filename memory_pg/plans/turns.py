@@ -27,7 +27,7 @@ from memory_pg.plans.relations import SESSION_KEY
 from memory_pg.sql import turns as sql
 
 if TYPE_CHECKING:
-    from memory_pg.plans.write import Prepared
+    from memory_pg.plans.shapes import Prepared
 
 #: How much of the previous turn becomes the context, in width units (a CJK character
 #: counts 3, anything else 1): its end, which is what the turn answers. Small enough

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from memory_pg._ids import ordered_ids
+from memory_pg._segment import index_words
 from memory_pg._validate import (
     check_agent_id,
     check_importance,
@@ -30,7 +31,7 @@ from memory_pg._validate import (
     content_hash,
 )
 from memory_pg.config import StoreSettings, SupersedePolicy
-from memory_pg.embedding import Embedder, embedding_text, unusable_rows
+from memory_pg.embedding import Embedder, unusable_rows
 from memory_pg.entities import KINDS, MAX_NAME_CHARS, Entity, entity_key
 from memory_pg.errors import (
     EmbeddingModelMismatch,
@@ -41,10 +42,13 @@ from memory_pg.errors import (
 )
 from memory_pg.plans import relations, turns
 from memory_pg.plans.protocol import Plan
+from memory_pg.plans.shapes import MemoryInput, Prepared, parse_memory_id
 from memory_pg.sql import locks, memories, setup, supersede
 from memory_pg.sql import turns as sql_turns
 from memory_pg.sql.memories import NewMemory
 from memory_pg.supersession import Candidate, Decision, Judge, decide_batch
+from memory_pg.text import changes
+from memory_pg.text.attributes import stated
 
 #: Rows per INSERT statement in a batch write.
 INSERT_CHUNK = 500
@@ -60,64 +64,6 @@ class Writer:
     supersede: SupersedePolicy = field(default_factory=SupersedePolicy)
     #: Confirms detected supersessions: any ``Callable[[str], str]`` (an LLM client).
     judge: Judge | None = None
-
-
-def parse_memory_id(memory_id: object) -> uuid.UUID:
-    """A memory id as a UUID, or :class:`InvalidArgument`."""
-    if isinstance(memory_id, uuid.UUID):
-        return memory_id
-    if isinstance(memory_id, str):
-        try:
-            return uuid.UUID(memory_id)
-        except ValueError:
-            pass
-    raise InvalidArgument(f"not a memory id: {memory_id!r}")
-
-
-@dataclass(frozen=True)
-class MemoryInput:
-    """One memory to write, before validation. ``add_memories`` also takes plain dicts."""
-
-    text: str
-    memory_type: str = "dialogue"
-    metadata: Mapping[str, Any] | None = None
-    topic: str | None = None
-    importance: float | None = None
-    event_time: datetime | None = None
-    expires_at: datetime | None = None
-    #: Text that frames the memory, such as the turn a dialogue turn answers: embedded
-    #: and indexed with it so a search finds the memory through it; not part of it.
-    context: str | None = None
-    #: Seen only by the agent that writes it (the write's ``agent_id``), not shared
-    #: with the user's other agents.
-    private: bool = False
-    #: Entities it names, as an LLM found them (:class:`memory_pg.entities.Entity`, or
-    #: dicts with ``name``, ``kind``, ``aliases``); None: found by the rules on write.
-    entities: Sequence[Any] | None = None
-
-
-@dataclass
-class Prepared:
-    """Validated inputs of a write, waiting for their vectors."""
-
-    user_id: str
-    items: list[MemoryInput]
-    texts: list[str]
-    metadata: list[dict[str, Any]]
-    topics: list[str | None]
-    importances: list[float]
-    contexts: list[str | None] = field(default_factory=list)
-    overrides: list[dict[str, Any]] = field(default_factory=list)
-    #: The agent that writes these memories (None: the user's own write).
-    agent_id: str | None = None
-    entities: list[tuple[Entity, ...] | None] = field(default_factory=list)
-
-    @property
-    def embed_texts(self) -> list[str]:
-        """What the model embeds for each memory: its context (if any), then its text."""
-        return [
-            embedding_text(text, ctx) for text, ctx in zip(self.texts, self.contexts, strict=True)
-        ]
 
 
 def scope_user(user_id: str | None, bound: str | None, settings: StoreSettings) -> str:
@@ -329,6 +275,8 @@ def new_rows(
                 agent_id=prepared.agent_id,
                 private=item.private,
                 entities=prepared.entities[i] if prepared.entities else None,
+                words=index_words(prepared.texts[i], prepared.contexts[i]),
+                attributes=stated(prepared.texts[i]),
             )
         )
     return rows
@@ -362,7 +310,7 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
                 [r.topic for r in chunk],
                 policy.candidates,
                 [
-                    supersede.change_word_queries(r.text)
+                    changes.word_queries(r.text)
                     if r.memory_type in policy.detect_types or r.memory_type != "dialogue"
                     else None
                     for r in chunk

@@ -44,7 +44,7 @@ from memory_pg._validate import check_user_id
 from memory_pg.config import StoreSettings
 from memory_pg.errors import AuthenticationFailed, InvalidArgument
 from memory_pg.plans.protocol import Plan, Rows, final, one, translate_errors
-from memory_pg.plans.write import parse_memory_id
+from memory_pg.plans.shapes import parse_memory_id
 from memory_pg.sql.core import Bound
 from memory_pg.sql.setup import set_tenant
 from memory_pg.tables import tokens as t

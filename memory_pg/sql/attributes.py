@@ -3,14 +3,11 @@ for (a pure builder, no I/O; see :func:`memory_pg.scoring.attribute_boost`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Boolean, ColumnElement, Float, and_, case, func, literal
 
 from memory_pg.config import RankingSettings
-from memory_pg.text.attributes import answered_by, asked, subject_words
-from memory_pg.text.references import Name, word_pattern
 
 
 def states_asked(attributes: ColumnElement[Any], asked: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -18,28 +15,6 @@ def states_asked(attributes: ColumnElement[Any], asked: ColumnElement[Any]) -> C
     for a memory not analysed yet: NULL)."""
     overlap = attributes.op("&&", return_type=Boolean)(asked)
     return func.coalesce(overlap, literal(False), type_=Boolean)
-
-
-def asked_about(
-    query: str, content: str, names: Sequence[Name], rs: RankingSettings
-) -> tuple[list[str], str]:
-    """``(attributes, subject)`` of a search: the attributes whose statement answers
-    what ``query`` asks (none when it asks none, or the ranking weighs none), and a
-    pattern (:func:`subject_pattern`) of whom it asks about: the nouns of ``content``
-    (the query less the words that named a time), or the ``names`` memories give
-    what it describes ("" when it asks of the user alone)."""
-    asking = asked(query) if rs.attribute_weight > 0 else ()
-    if not asking:
-        return [], ""
-    words = subject_pattern(subject_words(content, asking))
-    return list(answered_by(asking)), "|".join(p for p in (words, *(n.pattern for n in names)) if p)
-
-
-def subject_pattern(words: Sequence[str]) -> str:
-    """A PostgreSQL regular expression (for ``~*``) that finds any of the question's
-    subject words (:func:`memory_pg.text.attributes.subject_words`), each by
-    :func:`memory_pg.text.references.word_pattern`."""
-    return "|".join(word_pattern(word) for word in words)
 
 
 def attribute_factor(
@@ -62,4 +37,4 @@ def attribute_factor(
     return factor, case((applies, match))
 
 
-__all__ = ["asked_about", "attribute_factor", "states_asked", "subject_pattern"]
+__all__ = ["attribute_factor", "states_asked"]

@@ -36,10 +36,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, insert
 from sqlalchemy.sql.elements import BindParameter
 
-from memory_pg._segment import segment
 from memory_pg.sql.core import ENGLISH, SIMPLE, Bound, array_param, unnest_rows, vector_array
 from memory_pg.tables import dialogue_buffer, history, memories
-from memory_pg.text.attributes import stated
 
 m = memories
 
@@ -96,6 +94,11 @@ class NewMemory:
     #: Every entity it names, found before the write's transaction (the LLM's and the
     #: rules', or an import's as exported); None: found in the transaction.
     found: tuple[Any, ...] | None = None
+    #: Its words as the full-text index reads them, in :data:`TSV_INPUTS` order
+    #: (:func:`memory_pg._segment.index_words`), and the attributes it states
+    #: (:func:`memory_pg.text.attributes.stated`): analysed before the write.
+    words: tuple[str, str, str, str] = field(kw_only=True)
+    attributes: tuple[str, ...] = field(kw_only=True)
 
 
 _OVERRIDE_DEFAULTS: dict[str, Any] = {
@@ -130,11 +133,11 @@ _PLAIN_COLUMNS = (
 TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_context_words", "tsv_context_cjk")
 
 
-def attributes_text(text: str) -> str:
-    """The attributes ``text`` states (:func:`memory_pg.text.attributes.stated`), joined
+def attributes_text(attributes: Sequence[str]) -> str:
+    """The attributes a text states (:func:`memory_pg.text.attributes.stated`), joined
     by spaces: one text a row, which the insert splits into the ``attributes`` array
     (an array of arrays of unequal lengths cannot travel as one parameter)."""
-    return " ".join(stated(text))
+    return " ".join(attributes)
 
 
 def attributes_expr(joined: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -144,14 +147,7 @@ def attributes_expr(joined: ColumnElement[Any]) -> ColumnElement[Any]:
 
 def tsvector_words(row: NewMemory) -> dict[str, str]:
     """The words of a memory that :func:`tsvector_expr` indexes, by :data:`TSV_INPUTS` name."""
-    seg = segment(row.text)
-    ctx = segment(row.context or "")
-    return {
-        "tsv_words": seg.words_text,
-        "tsv_cjk": seg.cjk_text,
-        "tsv_context_words": ctx.words_text,
-        "tsv_context_cjk": ctx.cjk_text,
-    }
+    return dict(zip(TSV_INPUTS, row.words, strict=True))
 
 
 def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]:
@@ -200,7 +196,7 @@ def insert_memories(rows: Sequence[NewMemory], event: str = "added") -> Bound:
     params["event_time"] = [r.event_time for r in rows]
     for key in TSV_INPUTS:
         params[key] = [w[key] for w in words]
-    params["attributes_text"] = [attributes_text(r.text) for r in rows]
+    params["attributes_text"] = [attributes_text(r.attributes) for r in rows]
     # An import restores some columns as exported; NULL elsewhere, so the default applies.
     for key in _OVERRIDE_DEFAULTS:
         params[key] = [r.overrides.get(key) for r in rows]

@@ -3,26 +3,15 @@ pure builder, no I/O; see :func:`memory_pg.scoring.entity_boost`)."""
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Float, any_, case, exists, func, literal, or_, select
 
 from memory_pg.config import RankingSettings
-from memory_pg.entities import extract, has_han
 from memory_pg.tables import entities, memory_entities
 
 e = entities
 me = memory_entities
-
-
-@functools.lru_cache(maxsize=256)
-def query_entities(query: str) -> tuple[tuple[str, str], ...]:
-    """``(key, name as written)`` of the entities ``query`` names; cached like the
-    query's vector (the Chinese side tags words with jieba: about 0.6 ms a query)."""
-    return tuple((f.key, f.name) for f in extract(query))
 
 
 def names_entity(
@@ -33,9 +22,10 @@ def names_entity(
     pattern: ColumnElement[Any],
 ) -> ColumnElement[bool]:
     """Whether a memory names one of the entities a search's query names: its text
-    holds one of their names as the query wrote it (:func:`name_pattern`), or it
-    mentions one of the user's entities with such a key (an LLM's name for it that
-    the text lacks, "王伟" for "小王 joined").
+    holds one of their names as the query wrote it (``pattern``:
+    :func:`memory_pg.text.query.name_pattern`), or it mentions one of the user's
+    entities with such a key (an LLM's name for it that the text lacks, "王伟" for
+    "小王 joined").
 
     The text decides for memories written before mentions were kept (migration
     0007). The entities are looked up once per statement (an uncorrelated
@@ -52,21 +42,6 @@ def names_entity(
         )
     )
     return or_(text.op("~", is_comparison=True)(pattern), mentioned)
-
-
-def name_pattern(names: Sequence[str]) -> str:
-    """A PostgreSQL regular expression (for ``~``) that finds any of ``names`` as the
-    query wrote them: a Latin name as a whole word and with its capitals ("Bill" is
-    not the electricity "bill", "Al" not "also"), a Chinese one anywhere. Every
-    character but a letter or digit is escaped."""
-    alternatives = []
-    for name in names:
-        escaped = re.sub(r"([^\w])", r"\\\1", name)
-        if has_han(name):
-            alternatives.append(escaped)
-        else:
-            alternatives.append("(^|[^[:alnum:]_])" + escaped + "($|[^[:alnum:]_])")
-    return "|".join(alternatives)
 
 
 def entity_factor(
@@ -88,4 +63,4 @@ def entity_factor(
     return factor, case((applies, match))
 
 
-__all__ = ["entity_factor", "name_pattern", "names_entity", "query_entities"]
+__all__ = ["entity_factor", "names_entity"]

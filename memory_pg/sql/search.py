@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, ParamSpec
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
@@ -31,7 +31,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.sql.elements import BindParameter
 
-from memory_pg._segment import term_queries
 from memory_pg.config import RankingSettings
 from memory_pg.scoring import (
     BM25_AVG_LENGTH,
@@ -42,14 +41,15 @@ from memory_pg.scoring import (
     TIME_MAX_SPANS,
 )
 from memory_pg.sql import dialogue, lexical
-from memory_pg.sql.attributes import asked_about, attribute_factor, states_asked
+from memory_pg.sql.attributes import attribute_factor, states_asked
 from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
-from memory_pg.sql.mentions import entity_factor, name_pattern, names_entity, query_entities
+from memory_pg.sql.mentions import entity_factor, names_entity
 from memory_pg.sql.use import record_use
 from memory_pg.tables import memories
-from memory_pg.text.references import Name
-from memory_pg.timespan import find_timespan
+
+if TYPE_CHECKING:
+    from memory_pg.text.query import Query
 
 m = memories
 P = ParamSpec("P")
@@ -291,7 +291,7 @@ def _ranking_key(rs: RankingSettings) -> tuple[tuple[str, Any], ...]:
 
 def search_statement(
     user_id: str,
-    query_text: str,
+    query: Query,
     query_vector: np.ndarray[Any, Any] | None,
     *,
     top_k: int,
@@ -299,9 +299,7 @@ def search_statement(
     ranking: RankingSettings | None = None,
     touch: bool = False,
     readability: float = 1.0,
-    now: datetime | None = None,
     window: bool = False,
-    names: Sequence[Name] = (),
 ) -> tuple[Select[Any], dict[str, Any]]:
     """The hybrid search (see :func:`search_memories`) and the values to run it with.
 
@@ -312,25 +310,20 @@ def search_statement(
 
     ``readability`` is the share of the query the embedding model reads
     (:func:`memory_pg.embedding.readability`): the vector leg's share of its weight.
-    ``now`` is the time that relative dates in the query ("上周", "last Friday")
-    are resolved against; without it, ``filters.as_of``, else the current time.
-    ``window``: the user is known to hold more memories than the full-text leg's
-    sample, so it reads their matches in a time window first (the same results).
-    Each row carries ``user_heavy``: whether the user holds at least the sample
-    under these filters (NULL for a query with no word), for the next search's
-    ``window``. ``names``: what memories call the thing the query describes
-    (:func:`memory_pg.text.references.names_given`): their words join the query's,
-    and a memory naming one is about the question's subject.
+    ``query`` is the query analysed (:func:`memory_pg.text.query.analyse`): the time
+    it names, its words, the entities it names, the attribute it asks for and of
+    whom. ``window``: the user is known to hold more memories than the full-text
+    leg's sample, so it reads their matches in a time window first (the same
+    results). Each row carries ``user_heavy``: whether the user holds at least the
+    sample under these filters (NULL for a query with no word), for the next
+    search's ``window``.
     """
     rs = ranking or RankingSettings()
-    reference = now or filters.as_of or datetime.now(timezone.utc)
-    span = find_timespan(query_text, reference)
-    # The words that named the time are not content words.
-    content = span.rest if span else query_text
-    en_any, en_own, cjk_any, cjk_own = term_queries(content)
-    named = query_entities(content) if rs.entity_weight > 0 else ()
-    entity_keys = [key for key, _ in named]
-    asked_attributes, subject = asked_about(query_text, content, names, rs)
+    span = query.span
+    en_any, en_own, cjk_any, cjk_own = query.en_any, query.en_own, query.cjk_any, query.cjk_own
+    entity_keys = [key for key, _ in query.entities] if rs.entity_weight > 0 else []
+    asked_attributes = list(query.asked) if rs.attribute_weight > 0 else []
+    subject = query.subject if asked_attributes else ""
     shape = SearchShape(
         _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
@@ -371,7 +364,7 @@ def search_statement(
         values["time_start"], values["time_end"] = span.start, span.end
     if entity_keys:
         values["entity_keys"] = entity_keys
-        values["entity_pattern"] = name_pattern([name for _, name in named])
+        values["entity_pattern"] = query.entity_pattern
     if asked_attributes:
         values["asked_attributes"] = asked_attributes
     if subject:
@@ -418,13 +411,13 @@ search_memories.__doc__ = """Hybrid search in one statement: candidates, fusion 
     """
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def build_search(shape: SearchShape) -> Select[Any]:
     """The search statement of one shape, without values; built once, then cached.
 
     Building it costs more than PostgreSQL takes to run it (SQLAlchemy's column
     proxies, CTEs and operators), and a reused statement also reuses SQLAlchemy's
-    compiled form. 64 shapes: a process uses a handful.
+    compiled form. 256 shapes: a process uses a few dozen (see ``warm_up``).
     """
     rs = shape.ranking
     conds = _filter_conditions(*shape.filters, viewer=shape.viewer, writers=shape.writers)

@@ -24,13 +24,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from memory_pg import _facts
-from memory_pg._segment import query_terms
 from memory_pg.sql import named
 from memory_pg.sql.core import Bound, array_param, unnest_rows, vector_array
 from memory_pg.sql.memories import log_events
 from memory_pg.tables import memories
-from memory_pg.text import changes
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +55,7 @@ def candidates_statement(
     each in the new memory's scope (shared, or private to ``agent_id``).
 
     ``word_queries`` (one per new memory, or None) are the English and Chinese
-    tsquery texts of a statement of change (:func:`change_word_queries`): its
+    tsquery texts of a statement of change (:func:`memory_pg.text.changes.word_queries`): its
     candidates also include up to :data:`CHANGE_CANDIDATES` memories sharing its words.
     """
     queries_ = list(word_queries) if word_queries is not None else [None] * len(vectors)
@@ -76,18 +73,6 @@ def candidates_statement(
         k_words=CHANGE_CANDIDATES,
         words_scan=CHANGE_SCAN_MAX,
     )
-
-
-def change_word_queries(new_text: str) -> tuple[str, str] | None:
-    """The tsquery texts (English, Chinese) that find what a statement of change may
-    replace, or None when ``new_text`` states no change. The words of the statement,
-    the other products of the kinds it names, and for a move the words of living."""
-    if not _facts.is_change(new_text) and changes.cue(new_text) is None:
-        return None
-    english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
-    if not english and not chinese:
-        return None
-    return english, chinese
 
 
 def supersede_many(user_id: str, replaced: Mapping[uuid.UUID, uuid.UUID | None]) -> Bound:

@@ -31,7 +31,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg import _facts
+from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
 from memory_pg.text import subjects
 from memory_pg.text.attributes import stated
@@ -518,4 +519,16 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     return True
 
 
-__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged"]
+def word_queries(new_text: str) -> tuple[str, str] | None:
+    """The tsquery texts (English, Chinese) that find what a statement of change may
+    replace, or None when ``new_text`` states no change. The words of the statement,
+    the other products of the kinds it names, and for a move the words of living."""
+    if not _facts.is_change(new_text) and cue(new_text) is None:
+        return None
+    english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
+    if not english and not chinese:
+        return None
+    return english, chinese
+
+
+__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged", "word_queries"]

@@ -15,6 +15,7 @@ from sqlalchemy import event
 
 from memory_pg.sql import lexical, search
 from memory_pg.sql.setup import set_tenant
+from memory_pg.text.query import analyse
 
 #: The window as the benchmarks measured it (the shipped ``PULL_WINDOW``).
 WINDOW = 1.5
@@ -201,7 +202,7 @@ def _pull_reads(store: Any, query: str) -> tuple[int, bool]:
     the memories its time window returned (0: no window), and whether it also read
     the older matches."""
     stmt, values = search.search_statement(
-        store.user_id, query, None, top_k=10, filters=search.SearchFilters(), window=True
+        store.user_id, analyse(query), None, top_k=10, filters=search.SearchFilters(), window=True
     )
     with store.engine.begin() as conn:
         conn.execute(set_tenant(store.user_id))

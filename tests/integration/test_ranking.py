@@ -13,6 +13,7 @@ from memory_pg.errors import EmptyText, InvalidText, TextTooLong
 from memory_pg.plans import read
 from memory_pg.sql import lexical as sql_lexical
 from memory_pg.sql import search as sql_search
+from memory_pg.text.query import analyse
 from tests.conftest import count_rows
 
 
@@ -231,7 +232,7 @@ def test_the_touch_rides_in_the_search_statement(store: Any) -> None:
     # One statement ranks and marks what it returns: a single UPDATE, no second trip.
     vector = np.zeros(store.embedder.dimension, dtype=np.float32)
     stmt = sql_search.search_memories(
-        "alice", "tea", vector, top_k=5, filters=sql_search.SearchFilters(), touch=True
+        "alice", analyse("tea"), vector, top_k=5, filters=sql_search.SearchFilters(), touch=True
     )
     sql = str(stmt.compile(dialect=postgresql.dialect()))
     assert sql.count("UPDATE memory_pg_memories SET") == 1

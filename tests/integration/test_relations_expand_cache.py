@@ -12,6 +12,7 @@ from memory_pg.plans import relations
 from memory_pg.plans.protocol import Plan
 from memory_pg.sql import relations as relations_sql
 from memory_pg.sql.search import SearchFilters, filter_conditions, search_statement
+from memory_pg.text.query import analyse
 
 NOW = datetime(2026, 11, 20, tzinfo=timezone.utc)
 
@@ -41,7 +42,7 @@ def _both(cached: Any, anew: Any) -> Plan[tuple[list[dict[str, Any]], list[dict[
 def _step(store: Any, user: str, query: str, filters: SearchFilters, top_k: int = 6):
     vector = store.embedder.embed_query(query)
     return search_statement(
-        user, query, vector, top_k=top_k, filters=filters, ranking=store.ranking, now=NOW
+        user, analyse(query, NOW), vector, top_k=top_k, filters=filters, ranking=store.ranking
     )
 
 

@@ -22,6 +22,7 @@ from memory_pg.plans.protocol import one, translate_errors
 from memory_pg.sql import memories as sql_memories
 from memory_pg.sql import search as sql_search
 from memory_pg.store import MemoryStore
+from memory_pg.text.query import analyse
 from tests.integration._security_support import login_role, row_counts
 
 SECRET = "Bob's bank PIN is 4321"
@@ -249,7 +250,7 @@ def test_search_values_never_name_a_column() -> None:
         min_lexical=0.1,
     )
     _, values = sql_search.search_statement(
-        "alice", "tea 茶", np.zeros(3), top_k=5, filters=filters, touch=True
+        "alice", analyse("tea 茶"), np.zeros(3), top_k=5, filters=filters, touch=True
     )
     assert not set(values) & set(sql_memories.memories.c.keys())
 

@@ -13,6 +13,7 @@ import pytest
 from memory_pg.compaction import MemoryCompactor
 from memory_pg.plans import protocol
 from memory_pg.sql import supersede
+from memory_pg.text import changes
 from memory_pg.wrapper import MemoryWrapper
 
 
@@ -112,7 +113,7 @@ def test_a_change_looks_for_its_words_among_the_users_recent_memories_of_its_typ
     recent = store.add_memory("缓存集群放在机房二", "key_decision")
     change = "缓存换成 Redis 了"
     vector = store.embedder.embed_documents([change])
-    words = [supersede.change_word_queries(change)]
+    words = [changes.word_queries(change)]
     stmt = supersede.candidates_statement(
         "alice", vector, ["key_decision"], [None], 0, word_queries=words
     )

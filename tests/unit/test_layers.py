@@ -251,3 +251,54 @@ def test_the_service_modules_import_in_one_direction() -> None:
     # http and http_relations imported each other (issue 38): the token dependencies
     # both need live in http_auth.
     assert _circles("service.") == []
+
+
+def test_the_plans_import_in_one_direction() -> None:
+    # Issue 36: read, relations, write and turns imported each other; what they share
+    # (a memory id, a write's inputs, a row as the dict callers get) is plans.shapes.
+    assert _circles("plans.") == []
+
+
+#: The text analysis: segmenting, facts, the offline extractor, times, entities, ``text``.
+ANALYSIS = ("_segment", "_facts", "_extract", "timespan", "entities", "text")
+
+
+def _analysis(module: str) -> bool:
+    return module.split(".")[0] in ANALYSIS
+
+
+def test_the_text_analysis_is_one_layer_with_no_circle() -> None:
+    # Issue 36: _facts and _extract imported each other; the lexicon of products and
+    # roles both read is text.topics. The layer imports nothing but itself and base
+    # modules with no analysis (settings, errors, regular expressions, data files).
+    outside = {
+        f"{name} imports {target}"
+        for name, tree in MODULES.items()
+        if _analysis(name)
+        for target, _ in _imports(name, tree)
+        if not _analysis(target) and target not in ("_regex", "config", "errors")
+    }
+    assert outside == set()
+    graph_circles = [c for c in _circles("") if all(_analysis(m) for m in c)]
+    assert graph_circles == []
+
+
+def _runtime_imports(name: str, tree: ast.Module) -> list[tuple[str, int]]:
+    """:func:`_imports`, less those made for type checking only."""
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    stripped = ast.Module(
+        body=[n for n in tree.body if id(n) not in typing_only], type_ignores=[]
+    )
+    return _imports(name, stripped)
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("sql")))
+def test_the_statement_builders_analyse_no_text(name: str) -> None:
+    # Issue 36: sql/ takes analysed values (a query's words, time, entities and asked
+    # attribute; a memory's index words and attributes) as parameters.
+    assert [t for t, _ in _runtime_imports(name, MODULES[name]) if _analysis(t)] == []
