@@ -28,6 +28,7 @@ from memory_pg import (
     replicas,
     schema,
     transfer_methods,
+    warming,
 )
 from memory_pg.embedding import Embedder
 from memory_pg.errors import InvalidArgument, MemoryPgError
@@ -273,6 +274,7 @@ class AsyncMemoryStore(StoreBase[AsyncEngine]):
     commit_compaction = async_method(methods.commit_compaction)
     search = async_method(methods.search)
     flush_uses = async_method(methods.flush_uses)
+    warm_up = async_method(warming.warm_up)
     get = async_method(methods.get)
     list_memories = async_method(methods.list_memories)
     history = async_method(methods.history)

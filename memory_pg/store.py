@@ -24,6 +24,7 @@ from memory_pg import (
     replicas,
     schema,
     transfer_methods,
+    warming,
 )
 from memory_pg.admission import Gate
 from memory_pg.embedding import Embedder
@@ -258,6 +259,7 @@ class MemoryStore(StoreBase[Engine]):
     commit_compaction = sync_method(methods.commit_compaction)
     search = sync_method(methods.search)
     flush_uses = sync_method(methods.flush_uses)
+    warm_up = sync_method(warming.warm_up)
     get = sync_method(methods.get)
     list_memories = sync_method(methods.list_memories)
     history = sync_method(methods.history)

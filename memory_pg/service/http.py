@@ -35,7 +35,7 @@ from memory_pg.errors import (
     MemoryNotFound,
     PermissionDenied,
 )
-from memory_pg.service import http_relations, metrics, schemas
+from memory_pg.service import http_relations, metrics, schemas, warm
 from memory_pg.service.apidocs import add_pages
 from memory_pg.service.bodies import (
     DEFAULT_LIMIT,
@@ -311,6 +311,11 @@ def create_app(store: AsyncMemoryStore, settings: ServiceSettings | None = None)
         async with contextlib.AsyncExitStack() as stack:
             if mcp_app is not None:
                 await stack.enter_async_context(mcp_app.lifespan())
+            # Tokens may name an agent or none: both scopes' statements.
+            warming = asyncio.create_task(
+                warm.warm_up(store, (None, warm.SOME_AGENT), guard.draining)
+            )
+            stack.push_async_callback(warm.stop, warming)
             logger.info("memory-pg service ready")
             yield
         # Uvicorn has finished the in-flight requests (or given up after the graceful

@@ -13,6 +13,7 @@ come back as MCP tool errors whose text names the problem.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
@@ -32,6 +33,7 @@ from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.compaction import is_fact
 from memory_pg.config import BUILTIN_MEMORY_TYPES, StoreSettings
 from memory_pg.errors import AuthenticationFailed, MemoryPgError, PermissionDenied
+from memory_pg.service import warm
 from memory_pg.service.bodies import DEFAULT_LIMIT
 from memory_pg.service.tokens import TokenInfo, verify_token
 
@@ -462,6 +464,7 @@ def run_stdio(
         return identity
 
     async def main() -> None:
+        opened = True
         try:
             await store.open()
         except MemoryPgError as exc:
@@ -469,9 +472,13 @@ def run_stdio(
             # problem as a tool error (and opens again, so a database started or
             # migrated later is used without restarting the client).
             print(f"memory-pg mcp: error: {exc}", file=sys.stderr, flush=True)
+            opened = False
+        warming = asyncio.create_task(warm.warm_up(store, (identity.agent_id,))) if opened else None
         try:
             await build_server(store, resolve, read_only=read_only).run_stdio_async()
         finally:
+            if warming is not None:
+                await warm.stop(warming)
             await store.close()
 
     anyio.run(main)

@@ -57,6 +57,7 @@ LAYERS = {
     "operations": 3,
     "relation_methods": 3,
     "transfer_methods": 3,
+    "warming": 3,
     "replicas": 3,
     "store": 3,
     "async_store": 3,
