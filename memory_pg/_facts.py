@@ -50,7 +50,7 @@ _EN_QUESTION = re.compile(
 _HYPOTHETICAL = re.compile(
     r"如果|假如|假设|假使|要是|万一|倘若|的话|要不要|要不(?!然)|或许|也许|说不定|可能会|在考虑|考虑(?:换|改|用|要|是否|一下|下|看看)"
     r"|想想|打算看看|不如|能否|是否应该|是不是应该|在犹豫|犹豫|纠结"
-    r"|\b(?:what if|how about|what about|suppose|supposing|imagine|hypothetically|if|maybe"
+    r"|\b(?:what if|how about|what about|suppose|supposing|imagine|hypothetically|(?-i:[Ii]f)|maybe"
     r"|perhaps|might|we could|i could|should we|shall we|not sure|unsure|would it be"
     r"|would be nice|in theory"
     r"|(?:i|we)(?:'m|'re| am| are)?\s+(?:still\s+)?(?:considering|thinking (?:about|of)|wondering)"
@@ -95,14 +95,38 @@ def strip_pleasantries(sentence: str) -> str:
     return _REMEMBER.sub("", text).strip()
 
 
+#: Chinese question words, as they also serve as indefinites.
+_QUESTION_WORD = r"什么|啥|哪里|哪儿|哪个|哪些|谁|多少|怎么"
+#: A question word that asks nothing: negated ("没什么", "没啥", "不怎么"), or followed
+#: by 都/也 ("什么都吃", "哪儿也不去", "什么菜都行").
+_INDEFINITE = re.compile(
+    rf"(?:没有?|不)(?:{_QUESTION_WORD})|(?:{_QUESTION_WORD})[\u4e00-\u9fff]{{0,3}}?[都也]"
+)
+_CLAUSE = re.compile(r"[，,。；;！!、]")
+
+
+def _asking_words(core: str) -> str:
+    """``core`` less its question words that ask nothing: the indefinites above, and a
+    word said twice in one clause, which pairs two open choices ("有什么吃什么",
+    "该吃啥吃啥", "想去哪儿去哪儿", "谁先到谁买单")."""
+    core = _INDEFINITE.sub(" ", core)
+    clauses = []
+    for clause in _CLAUSE.split(core):
+        words = re.findall(_QUESTION_WORD, clause)
+        if len(words) > len(set(words)):
+            clause = re.sub(_QUESTION_WORD, " ", clause)
+        clauses.append(clause)
+    return "，".join(clauses)
+
+
 def is_question(text: str) -> bool:
-    """Whether ``text`` asks something (a question mark, a question word, or an English
-    question's word order)."""
+    """Whether ``text`` asks something (a question mark, a question word that asks, or
+    an English question's word order)."""
     body = text.strip()
     if _QUESTION_MARK.search(body):
         return True
     core = body.strip(_TRIM)
-    return bool(_ZH_QUESTION.search(core) or _EN_QUESTION.match(core))
+    return bool(_ZH_QUESTION.search(_asking_words(core)) or _EN_QUESTION.match(core))
 
 
 def non_fact(text: str) -> str | None:

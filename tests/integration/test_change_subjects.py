@@ -75,6 +75,23 @@ def test_a_new_person_in_the_same_role_replaces_the_old_one(store: Any, old: str
     assert [r["text"] for r in store.list_memories()] == [new]
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A question word that asks nothing ("哪儿都去": anywhere) and an abbreviation
+        # that is no "if": statements, which may replace (a question never does).
+        ("我周末都宅在家", "现在周末哪儿都去"),
+        ("I do IF, 16:8 every weekday", "Stopped IF last month, I eat breakfast again now"),
+    ],
+)
+def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
+    store: Any, old: str, new: str
+) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+
+
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
     # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
     path = Path(__file__).with_name("write_path_subjects.json")

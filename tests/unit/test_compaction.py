@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memory_pg._facts import non_fact
 from memory_pg._json_repair import parse_llm_json
 from memory_pg.compaction import (
     AsyncMemoryCompactor,
@@ -505,3 +506,23 @@ def test_the_llms_entities_go_to_the_memories_that_name_them():
     bad = result_from_reply(json.dumps({**answer, "entities": "小王"}, ensure_ascii=False))
     assert "entities" not in bad
     assert all(m.entities is None for m in to_memories(bad, source="llm", max_text_chars=1000))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我什么都吃，不挑食",  # a question word followed by 都/也 asks nothing
+        "周末哪儿也不去，在家休息",
+        "最近没什么压力",  # negated
+        "我不怎么喝酒",
+        "家里有什么就吃什么",  # the same word twice pairs two open choices
+        "Dropped the IF thing, just eating three normal meals now",  # IF: fasting, not "if"
+    ],
+)
+def test_a_statement_whose_question_word_asks_nothing_is_no_question(text: str) -> None:
+    assert non_fact(text) is None
+
+
+@pytest.mark.parametrize("text", ["你想吃什么", "晚饭吃啥", "周末去哪儿玩", "If we slip, what then"])
+def test_a_question_word_that_asks_still_makes_a_question(text: str) -> None:
+    assert non_fact(text) in ("question", "hypothetical")
