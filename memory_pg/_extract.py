@@ -146,7 +146,7 @@ def decision_topic(text: str) -> str | None:
     """The topic key of a decision: what it chooses, or None when it names no choice.
 
     A named product gives its kind (``PostgreSQL`` → ``database``); else a role the
-    choice is for (``用飞书做沟通工具`` → ``沟通工具``, ``chose Zustand for state
+    choice is for (``用腾讯文档做协作工具`` → ``协作工具``, ``chose Zustand for state
     management`` → ``state_management``). A role noun alone gives none: "数据库每天凌晨
     备份" is not a choice of database, and a shared key would make it replace one.
     """

@@ -1,5 +1,5 @@
 """Products and the roles they fill: the topic keys of decisions and changes
-("PostgreSQL" → ``database``, "用飞书做沟通工具" → a role), in Chinese and English.
+("PostgreSQL" → ``database``, "用腾讯文档做协作工具" → a role), in Chinese and English.
 
 A lexicon with no imports from the rest of memory-pg: the extractor, the fact
 patterns and the change decision read it.
@@ -93,6 +93,118 @@ _PRODUCTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("queue", ("kafka", "rabbitmq", "celery", "nats")),
     ("search", ("elasticsearch", "opensearch", "meilisearch")),
     ("mobile", ("flutter", "react native", "小程序")),
+    # The things a person uses, named by product: a new one of a kind is the kind's
+    # new value ("I use an iPhone 12" / "upgraded to a Pixel 8").
+    (
+        "phone",
+        (
+            "iphone",
+            "android",
+            "pixel",
+            "galaxy s",
+            "galaxy z",
+            "galaxy note",
+            "华为mate",
+            "华为 mate",
+            "huawei mate",
+            "华为p",
+            "huawei p",
+            "华为nova",
+            "小米手机",
+            "红米",
+            "redmi",
+            "oneplus",
+            "一加",
+            "oppo",
+            "vivo",
+            "荣耀手机",
+        ),
+    ),
+    ("tablet", ("ipad", "galaxy tab", "matepad", "surface pro", "kindle")),
+    (
+        "laptop",
+        (
+            "macbook",
+            "thinkpad",
+            "xps",
+            "zenbook",
+            "chromebook",
+            "matebook",
+            "surface laptop",
+            "拯救者",
+        ),
+    ),
+    (
+        "os",
+        ("windows", "macos", "mac os", "ubuntu", "debian", "fedora", "arch linux", "linux mint"),
+    ),
+    (
+        "editor",
+        (
+            "vim",
+            "neovim",
+            "emacs",
+            "vs code",
+            "vscode",
+            "visual studio",
+            "jetbrains",
+            "intellij",
+            "pycharm",
+            "webstorm",
+            "goland",
+            "sublime text",
+            "sublime",
+            "xcode",
+            "android studio",
+        ),
+    ),
+    (
+        "ci",
+        (
+            "jenkins",
+            "github actions",
+            "gitlab ci",
+            "circleci",
+            "travis ci",
+            "buildkite",
+            "teamcity",
+        ),
+    ),
+    (
+        "notes",
+        ("evernote", "印象笔记", "obsidian", "notion", "onenote", "logseq", "有道云笔记", "语雀"),
+    ),
+    (
+        "chat",
+        ("slack", "discord", "飞书", "lark", "钉钉", "dingtalk", "企业微信", "microsoft teams"),
+    ),
+    (
+        "car",
+        (
+            "tesla",
+            "特斯拉",
+            "model 3",
+            "model y",
+            "比亚迪",
+            "byd",
+            "bmw",
+            "宝马",
+            "奔驰",
+            "mercedes",
+            "toyota",
+            "丰田",
+            "本田",
+            "civic",
+            "camry",
+            "prius",
+            "蔚来",
+            "小鹏",
+            "奥迪",
+            "audi",
+            "subaru",
+            "mazda",
+        ),
+    ),
 )
 _ROLE_NOUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("database", ("数据库", "database", "db")),

@@ -45,6 +45,9 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         ("project_status", "Project Kestrel is paused", "We shut down Project Osprey last week"),
         # The date stands; only the place changed.
         ("project_status", "堂妹的婚礼在9月", "婚礼场地换了，改在酒店办"),
+        # A product of the same kind, but another person's; a phone number is no phone.
+        ("user_profile", "I use a MacBook for work.", "My wife switched to a ThinkPad."),
+        ("user_profile", "My phone number is 555-0101.", "Upgraded to a Pixel 8."),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -87,6 +90,21 @@ def test_a_new_person_in_the_same_role_replaces_the_old_one(store: Any, old: str
 def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
     store: Any, old: str, new: str
 ) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Two products of one kind (editor, team chat): the new one is the kind's value,
+        # though the texts share no word.
+        ("I write code in VS Code.", "Switched to Neovim last month."),
+        ("团队沟通用钉钉", "公司统一换成飞书了"),
+    ],
+)
+def test_a_new_product_of_the_same_kind_replaces_the_old(store: Any, old: str, new: str) -> None:
     old_id = store.add_memory(old, "user_profile")
     new_id = store.add_memory(new, "user_profile")
     assert store.get(old_id)["superseded_by"] == new_id

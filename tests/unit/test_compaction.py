@@ -122,7 +122,8 @@ def test_a_reason_clause_stays_with_its_decision() -> None:
         ("前端选用 Vue", "frontend"),
         ("Let's go with Go for the backend", "language"),
         ("We chose FastAPI", "framework"),
-        ("决定用飞书做沟通工具", "沟通工具"),
+        ("决定用腾讯文档做协作工具", "协作工具"),
+        ("决定用飞书做沟通工具", "chat"),  # a product of a known kind names the kind
         ("We chose Zustand for state management", "state_management"),
     ],
 )
@@ -523,6 +524,8 @@ def test_a_statement_whose_question_word_asks_nothing_is_no_question(text: str) 
     assert non_fact(text) is None
 
 
-@pytest.mark.parametrize("text", ["你想吃什么", "晚饭吃啥", "周末去哪儿玩", "If we slip, what then"])
+@pytest.mark.parametrize(
+    "text", ["你想吃什么", "晚饭吃啥", "周末去哪儿玩", "If we slip, what then"]
+)
 def test_a_question_word_that_asks_still_makes_a_question(text: str) -> None:
     assert non_fact(text) in ("question", "hypothetical")

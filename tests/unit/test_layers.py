@@ -292,9 +292,7 @@ def _runtime_imports(name: str, tree: ast.Module) -> list[tuple[str, int]]:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
         for inner in ast.walk(node)
     }
-    stripped = ast.Module(
-        body=[n for n in tree.body if id(n) not in typing_only], type_ignores=[]
-    )
+    stripped = ast.Module(body=[n for n in tree.body if id(n) not in typing_only], type_ignores=[])
     return _imports(name, stripped)
 
 
