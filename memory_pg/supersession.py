@@ -329,7 +329,10 @@ def _changed(
     Chinese gives meaningless similarities).
     """
     signal = changes.cue(new_text)
-    if signal is None and not _facts.is_change(new_text):
+    # Said with no word of change, a new number of a named thing may still be one
+    # ("Windows 10" / "Windows 11"): the structure alone decides those.
+    cued = signal is not None or _facts.is_change(new_text)
+    if not cued and not changes.versioned(new_text):
         return []
     kinds_new = topics.product_topics(new_text)
     seen: set[uuid.UUID] = set()
@@ -338,7 +341,7 @@ def _changed(
         if cand.id in seen or _facts.non_fact(cand.text) is not None:
             continue
         evidence: dict[str, object] | None = None
-        if _facts.change_applies(new_text, cand.text):
+        if cued and _facts.change_applies(new_text, cand.text):
             evidence = {"cue_kind": "phrase", "cue": signal[1] if signal else ""}
         else:
             judged = changes.judge(

@@ -239,6 +239,42 @@ def _signal(old: str, new: str) -> tuple[str, str] | None:
         kind, word = m.lastgroup or "", m.group(0).strip()
         if not _holds(old, word) or (kind == "now" and _PRESENT.fullmatch(word)):
             return kind, m.group(0)
+    version = _new_version(old, new)
+    return ("value", version) if version else None
+
+
+#: A name with a number after it: "Windows 10", "iPhone 12", "Python 3.9", "N4".
+_VERSIONED = re.compile(
+    r"(?<![\w.])([A-Za-z][A-Za-z+#-]*[A-Z][A-Za-z+#-]*|[A-Z][A-Za-z+#-]*)\s?v?(\d+(?:\.\d+)*)\b"
+)
+
+
+_MONTH_NAME = re.compile(
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?",
+    re.IGNORECASE,
+)
+
+
+def versioned(text: str) -> bool:
+    """Whether ``text`` names a thing with a number after it, which a text naming it
+    with another number changes (:func:`judge`), with or without a word of change."""
+    return any(not _MONTH_NAME.fullmatch(name) for name, _ in _VERSIONED.findall(text))
+
+
+def _new_version(old: str, new: str) -> str | None:
+    """The name the new text gives another number than the old one gives it ("My
+    laptop runs Windows 10" / "The laptop is on Windows 11"), said with no word of
+    change: a new version, level or model of one named thing. A name that carries
+    both numbers in the old text is not changed by one of them."""
+    before: dict[str, set[str]] = {}
+    for name, number in _VERSIONED.findall(old):
+        if not _MONTH_NAME.fullmatch(name):  # "March 10" is a date: the time logic's
+            before.setdefault(name.lower(), set()).add(number)
+    for m in _VERSIONED.finditer(new):
+        numbers = before.get(m.group(1).lower())
+        if numbers and m.group(2) not in numbers:
+            return m.group(0)
     return None
 
 
@@ -523,7 +559,7 @@ def word_queries(new_text: str) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
     the other products of the kinds it names, and for a move the words of living."""
-    if not _facts.is_change(new_text) and cue(new_text) is None:
+    if not _facts.is_change(new_text) and cue(new_text) is None and not versioned(new_text):
         return None
     english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
     if not english and not chinese:
@@ -531,4 +567,4 @@ def word_queries(new_text: str) -> tuple[str, str] | None:
     return english, chinese
 
 
-__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged", "word_queries"]
+__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged", "versioned", "word_queries"]

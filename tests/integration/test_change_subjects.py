@@ -48,6 +48,10 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         # A product of the same kind, but another person's; a phone number is no phone.
         ("user_profile", "I use a MacBook for work.", "My wife switched to a ThinkPad."),
         ("user_profile", "My phone number is 555-0101.", "Upgraded to a Pixel 8."),
+        # A name with another number: a date is no version, another server is no
+        # new version of this one.
+        ("project_status", "The launch is on March 10.", "The review is on March 8."),
+        ("project_status", "Server A runs Ubuntu 20.04.", "Server B runs Ubuntu 22.04."),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -102,9 +106,12 @@ def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
         # though the texts share no word.
         ("I write code in VS Code.", "Switched to Neovim last month."),
         ("团队沟通用钉钉", "公司统一换成飞书了"),
+        # A named thing with another number, said with no word of change.
+        ("Our servers run Python 3.9.", "The servers are on Python 3.12 since the upgrade window."),
+        ("I'm reading Chapter 3 of Dune.", "Reading Chapter 7 of Dune this week."),
     ],
 )
-def test_a_new_product_of_the_same_kind_replaces_the_old(store: Any, old: str, new: str) -> None:
+def test_a_new_product_or_version_replaces_the_old(store: Any, old: str, new: str) -> None:
     old_id = store.add_memory(old, "user_profile")
     new_id = store.add_memory(new, "user_profile")
     assert store.get(old_id)["superseded_by"] == new_id
