@@ -85,18 +85,42 @@ _GLUED_PREPOSITION = "由归被给把向从对跟和与"
 _ZH_OPENING = re.compile(r"^(?:我们的|我们|我的|我)")
 
 
+#: Words for one relative, the first the one :func:`holders` gives: "my mom" and "my
+#: mother" are one holder, and "sis got her own place" speaks of "my sister".
+_ONE_RELATIVE = (
+    ("mother", "mom", "mum", "mommy", "mama"),
+    ("father", "dad", "daddy", "papa"),
+    ("sister", "sis"),
+    ("brother", "bro"),
+    ("grandmother", "grandma", "granny", "nana"),
+    ("grandfather", "grandpa", "granddad", "gramps"),
+    ("husband", "hubby"),
+    ("妈妈", "妈", "老妈", "母亲"),
+    ("爸爸", "爸", "老爸", "父亲"),
+    ("父母", "爸妈"),
+    ("老婆", "妻子", "媳妇"),
+    ("老公", "丈夫"),
+)
+_RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
+#: The English words for each relative (a Chinese short form such as 妈 is inside
+#: too many other words, 姑妈, to be looked for alone).
+_ALIASES = {words[0]: words for words in _ONE_RELATIVE if not has_han(words[0])}
+
+
 def holders(text: str) -> set[str]:
     """Who holds the fact ``text`` states, when not the speaker: a kin or role word in
     subject position (the first few words: "My sister lives…", "我姐姐住在…"), before
-    its first verb; after it, such a word is a value ("紧急联系人是我妈")."""
+    its first verb; after it, such a word is a value ("紧急联系人是我妈"). One
+    relative is one word, whichever word names them ("my mom", "my mother")."""
     verb = VERB.search(text)
     zone_ = text[: verb.start()] if verb else text
     zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
-    return {
+    found = {
         (m.group(1) or m.group(2)).lower()
         for m in _HOLDERS.finditer(zone_)
         if not _REPORTING.match(text, m.end())
     }
+    return {_RELATIVE.get(word, word) for word in found}
 
 
 #: A holder who only reports or asks ("医生说不用再吃了", "the doctor told me to…",
@@ -164,7 +188,10 @@ def _people(text: str) -> set[str]:
 def _names(text: str, word: str) -> bool:
     if has_han(word):
         return word in text
-    return re.search(r"\b" + re.escape(word) + r"s?\b", text, re.IGNORECASE) is not None
+    return any(
+        re.search(r"\b" + re.escape(alias) + r"s?\b", text, re.IGNORECASE) is not None
+        for alias in _ALIASES.get(word, (word,))
+    )
 
 
 def _shared_person(a: str, b: str) -> bool:

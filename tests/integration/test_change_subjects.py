@@ -117,6 +117,20 @@ def test_a_new_product_or_version_replaces_the_old(store: Any, old: str, new: st
     assert store.get(old_id)["superseded_by"] == new_id
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # One relative, named by two words: one holder.
+        ("My mother lives in Ohio.", "Mom moved to Florida last year."),
+        ("我妈住在成都", "妈妈搬到重庆了"),
+    ],
+)
+def test_a_relative_named_another_way_is_the_same_holder(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+
+
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
     # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
     path = Path(__file__).with_name("write_path_subjects.json")
