@@ -20,33 +20,12 @@ from functools import lru_cache
 
 from memory_pg._regex import Prefiltered
 from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg.text.questions import TRIM as _TRIM
+from memory_pg.text.questions import is_question
 from memory_pg.text.topics import bare_role, known_topic, product_names, product_topics
 
 # -- non-facts ------------------------------------------------------------------------
 
-_TRIM = " \t\r\n。.！!；;，,、~～…"
-_QUESTION_MARK = re.compile(r"[?？]\s*[\"'”’)）]*\s*$")
-_ZH_QUESTION = re.compile(
-    r"(?:吗|么|呢)\s*[。！!~～]*\s*$"
-    r"|什么|啥|哪里|哪儿|哪个|哪些|哪家|哪一|哪种|(?<!不)怎么(?!样都)|怎样|如何|为什么|为啥|为何"
-    r"|多少|几点|几号|是否|要不要|能不能|可不可以|会不会|有没有|是不是|该不该|用不用"
-    r"|行不行|对不对|好不好|需不需要|还是说"
-)
-_EN_AUX = (
-    r"do|does|did|is|are|was|were|am|can|could|should|would|will|shall|may|might|have|has|had"
-    r"|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|couldn't|can't|haven't|hasn't"
-)
-_EN_QUESTION = re.compile(
-    r"^(?:(?:so|and|but|also|ok|okay|well)[,\s]+)?(?:"
-    r"(?:what|which|where|when|who|whom|whose|why|how)(?:'s|\s+(?:"
-    + _EN_AUX
-    + r"|\w+\s+(?:"
-    + _EN_AUX
-    + r")))\b"
-    r"|(?:" + _EN_AUX + r")\s+(?:i|we|you|they|he|she|it|there|the|this|that|my|our|your|anyone)\b"
-    r")",
-    re.IGNORECASE,
-)
 _HYPOTHETICAL = re.compile(
     r"如果|假如|假设|假使|要是|万一|倘若|的话|要不要|要不(?!然)|或许|也许|说不定|可能会|在考虑|考虑(?:换|改|用|要|是否|一下|下|看看)"
     r"|想想|打算看看|不如|能否|是否应该|是不是应该|在犹豫|犹豫|纠结"
@@ -93,40 +72,6 @@ def strip_pleasantries(sentence: str) -> str:
     and without a leading "remember that" / "记住" (what follows is the fact)."""
     text = _LEADING_PLEASANTRY.sub("", sentence.strip())
     return _REMEMBER.sub("", text).strip()
-
-
-#: Chinese question words, as they also serve as indefinites.
-_QUESTION_WORD = r"什么|啥|哪里|哪儿|哪个|哪些|谁|多少|怎么"
-#: A question word that asks nothing: negated ("没什么", "没啥", "不怎么"), or followed
-#: by 都/也 ("什么都吃", "哪儿也不去", "什么菜都行").
-_INDEFINITE = re.compile(
-    rf"(?:没有?|不)(?:{_QUESTION_WORD})|(?:{_QUESTION_WORD})[\u4e00-\u9fff]{{0,3}}?[都也]"
-)
-_CLAUSE = re.compile(r"[，,。；;！!、]")
-
-
-def _asking_words(core: str) -> str:
-    """``core`` less its question words that ask nothing: the indefinites above, and a
-    word said twice in one clause, which pairs two open choices ("有什么吃什么",
-    "该吃啥吃啥", "想去哪儿去哪儿", "谁先到谁买单")."""
-    core = _INDEFINITE.sub(" ", core)
-    clauses = []
-    for clause in _CLAUSE.split(core):
-        words = re.findall(_QUESTION_WORD, clause)
-        if len(words) > len(set(words)):
-            clause = re.sub(_QUESTION_WORD, " ", clause)
-        clauses.append(clause)
-    return "，".join(clauses)
-
-
-def is_question(text: str) -> bool:
-    """Whether ``text`` asks something (a question mark, a question word that asks, or
-    an English question's word order)."""
-    body = text.strip()
-    if _QUESTION_MARK.search(body):
-        return True
-    core = body.strip(_TRIM)
-    return bool(_ZH_QUESTION.search(_asking_words(core)) or _EN_QUESTION.match(core))
 
 
 def non_fact(text: str) -> str | None:
