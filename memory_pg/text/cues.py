@@ -95,8 +95,8 @@ CUES: tuple[tuple[str, str], ...] = (
         "status",
         r"\bresumed\b|\bunblocked\b|\bwent (?:live|ga)\b|\blaunched\b|\bshipped\b|\bpassed\b"
         r"|\bcompleted\b|\bfinished\b|\bback on track\b|\breleased\b|\bgot\b"
-        r"|\bis done\b|\bexpanded\b|\bnarrowed\b"
-        r"|上线了|重启|恢复|通过|完成了|解决了|赶上|发布了|交付|好多了",
+        r"|\bis done\b|\bdone\b|\bbooked\b|\bsorted\b|\bexpanded\b|\bnarrowed\b"
+        r"|上线了|重启|恢复|通过|完成了|解决了|赶上|发布了|交付|好多了|搞定|办好了|办完了|弄好了|做完了",
     ),
 )
 CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)

@@ -131,6 +131,20 @@ def test_a_relative_named_another_way_is_the_same_holder(store: Any, old: str, n
     assert store.get(old_id)["superseded_by"] == new_id
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A plan or a pending matter, then its completion.
+        ("这周要去把签证办了", "签证办好了，下周去拿"),
+        ("装修方案还没定", "装修方案搞定了，下月开工"),
+    ],
+)
+def test_a_matter_done_replaces_the_pending_one(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "todo")
+    new_id = store.add_memory(new, "todo")
+    assert store.get(old_id)["superseded_by"] == new_id
+
+
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
     # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
     path = Path(__file__).with_name("write_path_subjects.json")
