@@ -37,6 +37,7 @@ from memory_pg.entities import has_han
 from memory_pg.text import subjects
 from memory_pg.text.attributes import stated
 from memory_pg.text.beside import beside
+from memory_pg.text.concepts import concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
 from memory_pg.text.subjects import KIN, stem
@@ -98,7 +99,9 @@ def _content(text: str) -> frozenset[str]:
     seg = segment(stripped)
     words = {stem(w) for w in seg.words if w not in EN_STOPWORDS and w not in _FILLER}
     cjk = {w for w in seg.cjk if len(w) > 1 and w not in _FILLER}
-    return frozenset(w for w in words | cjk if w and not _NUMBER.fullmatch(w))
+    # One thing named by two words ("月供" / "房贷") is one word of both.
+    named = {"§" + name for name in concepts(stripped)}
+    return frozenset(w for w in words | cjk | named if w and not _NUMBER.fullmatch(w))
 
 
 def _values(text: str) -> set[str]:

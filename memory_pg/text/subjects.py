@@ -26,6 +26,7 @@ import re
 from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import tagged
+from memory_pg.text.concepts import concept_of, concepts
 
 #: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
 #: different ones speak of two subjects.
@@ -263,11 +264,13 @@ def _letter_name(text: str, word: str) -> bool:
 
 
 def holds_zone(text: str, words: set[str]) -> bool:
-    """Whether ``text`` names any of the subject ``words``; a Chinese word of three or
-    more characters is named by any two of them in a row ("周会定" by "周会": the
-    tagger glues words)."""
+    """Whether ``text`` names any of the subject ``words``, or the thing one of them
+    names by another word ("月供" for "房贷", :mod:`memory_pg.text.concepts`); a
+    Chinese word of three or more characters is named by any two of them in a row
+    ("周会定" by "周会": the tagger glues words)."""
+    named = concepts(text)
     for word in words:
-        if _names(text, word):
+        if _names(text, word) or concept_of(word) in named:
             return True
         if has_han(word) and len(word) > 2 and not _known(word):
             if any(word[i : i + 2] in text for i in range(len(word) - 1)):

@@ -52,6 +52,8 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         # new version of this one.
         ("project_status", "The launch is on March 10.", "The review is on March 8."),
         ("project_status", "Server A runs Ubuntu 20.04.", "Server B runs Ubuntu 22.04."),
+        # Two things of a person's money: the salary is not the rent.
+        ("user_profile", "我的工资是一万", "我的房租是三千"),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -106,12 +108,14 @@ def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
         # though the texts share no word.
         ("I write code in VS Code.", "Switched to Neovim last month."),
         ("团队沟通用钉钉", "公司统一换成飞书了"),
+        # One thing named by two words (月薪 / 工资).
+        ("我的月薪是一万二", "涨工资了，现在税后一万五"),
         # A named thing with another number, said with no word of change.
         ("Our servers run Python 3.9.", "The servers are on Python 3.12 since the upgrade window."),
         ("I'm reading Chapter 3 of Dune.", "Reading Chapter 7 of Dune this week."),
     ],
 )
-def test_a_new_product_or_version_replaces_the_old(store: Any, old: str, new: str) -> None:
+def test_the_same_thing_named_another_way_replaces_the_old(store: Any, old: str, new: str) -> None:
     old_id = store.add_memory(old, "user_profile")
     new_id = store.add_memory(new, "user_profile")
     assert store.get(old_id)["superseded_by"] == new_id
