@@ -97,11 +97,26 @@ def _check_out(engine: Engine) -> Any:
         since = record.info.get(_IDLE_SINCE)
         if since is not None and time.monotonic() - since > PING_AFTER_IDLE_S:
             try:
-                engine.dialect.do_ping(dbapi)
+                if isinstance(driver, psycopg.Connection):
+                    _ping(driver)
+                else:
+                    engine.dialect.do_ping(dbapi)
             except Exception as exc:  # any failure: let the pool open a fresh one
                 raise sa_exc.DisconnectionError(f"ping failed: {exc}") from exc
 
     return check
+
+
+def _ping(driver: psycopg.Connection[Any]) -> None:
+    """The dialect's ping (``;`` in autocommit), never prepared: the store's engines
+    prepare a statement on its first run, which costs a round trip of its own."""
+    before = driver.autocommit
+    driver.autocommit = True
+    try:
+        driver.execute(";", prepare=False)
+    finally:
+        if not driver.closed:
+            driver.autocommit = before
 
 
 def closed_by_server(pgconn: pq.abc.PGconn) -> bool:

@@ -33,10 +33,20 @@ class Exchange:
     """The messages a client sent before it waited for the server's replies."""
 
     sent: list[tuple[str, str]] = field(default_factory=list)
+    #: The text of every statement run in this exchange, in order: queried, or bound
+    #: (an unnamed one as just parsed, a prepared one as it was parsed on this
+    #: connection, maybe in an earlier exchange).
+    ran: list[str] = field(default_factory=list)
 
     def statements(self) -> list[str]:
-        """The text of every statement parsed or queried in this exchange."""
-        return [body for kind, body in self.sent if kind in ("Parse", "Query")]
+        """The text of every statement run in this exchange (see :attr:`ran`)."""
+        return self.ran
+
+
+#: The name and the text of a statement in a ``Parse`` message's trace, and the
+#: statement a ``Bind`` binds.
+_PARSE = re.compile(r'^\s*"([^"]*)" "(.*)" \d+(?: (?:NNNN|\d+))*\s*$', re.DOTALL)
+_BIND = re.compile(r'^\s*"[^"]*" "([^"]*)"')
 
 
 @dataclass
@@ -93,9 +103,16 @@ def parse(text: str) -> list[Exchange]:
             sent[-1] = (kind, body + "\n" + line)
     exchanges: list[Exchange] = []
     current = Exchange()
+    parsed: dict[str, str] = {}  # statement name ("" unnamed) -> text, on this connection
     for kind, body in sent:
         if kind in ("", "Terminate"):
             continue
+        if kind == "Parse" and (found := _PARSE.match(body)):
+            parsed[found[1]] = found[2]
+        elif kind == "Bind" and (found := _BIND.match(body)):
+            current.ran.append(parsed.get(found[1], ""))
+        elif kind == "Query":
+            current.ran.append(body.strip().strip('"'))
         if (
             kind == "Flush"
             and not current.sent
