@@ -171,8 +171,10 @@ def judge(
         return None  # what the old text is about is not named in the new one
     if _time_value(new, signal) and "time" not in stated(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
-    if _other_aspect(old, new):
-        return None  # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new
+    if not left and _other_aspect(old, new):
+        # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new. Unless the
+        # new text gives up the old one's value ("从字节跳动离职了，下周入职美团").
+        return None
     if _repeats_number(old, new):
         return None  # "房租每月 5000" / "…下个月开始每月 5000": the old value, said again
     if _other_left(old, new):

@@ -149,6 +149,24 @@ def test_a_matter_done_replaces_the_pending_one(store: Any, old: str, new: str) 
     assert store.get(old_id)["superseded_by"] == new_id
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A job left for another, with when: the old employer is given up by name, so
+        # the time the new text gives is no other aspect of one event.
+        ("我在腾讯做产品经理", "已经从腾讯离职了，下个月去阿里"),
+        (
+            "I work at Accenture as an analyst.",
+            "Left Accenture in March, starting at Shopify next week.",
+        ),
+    ],
+)
+def test_a_job_left_for_another_replaces_the_old_one(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+
+
 def test_the_subjects_write_path_set_has_no_false_supersession(make_store: Any) -> None:
     # The set measured by `memory-pg eval --write-path tests/integration/write_path_subjects.json`.
     path = Path(__file__).with_name("write_path_subjects.json")
