@@ -37,7 +37,7 @@ from memory_pg.entities import has_han
 from memory_pg.text import subjects
 from memory_pg.text.attributes import stated
 from memory_pg.text.beside import beside
-from memory_pg.text.concepts import concepts
+from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
 from memory_pg.text.subjects import KIN, stem
@@ -214,8 +214,10 @@ def judge(
     if given and not shared - given and same == "words" and before is None:
         person = subjects.role_person(old).lower()
         in_role = all(w in person for w in given)  # "Dr. Alvarez retired": the role stays
+        named = concepts(new)
         if not in_role and any(
-            not _holds(new, w) for w in subjects.zone(old) & (words_old - given)
+            not _holds(new, w) and concept_of(w) not in named
+            for w in subjects.zone(old) & (words_old - given)
         ):
             return None  # "数据分析脚本用 Python" / "后端不再用 Python": its own subject
         same = "value given up"

@@ -40,6 +40,23 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("address", "address", "mailing address", "mail should go", "地址", "住址", "收件地址"),
     ("school", "kindergarten", "preschool", "grade", "幼儿园", "年级", "小学", "初中", "高中"),
     ("commute", "commute", "通勤"),
+    (
+        "diet",
+        "diet",
+        "keto",
+        "vegan",
+        "vegetarian",
+        "pescatarian",
+        "paleo",
+        "mediterranean",
+        "intermittent fasting",
+        "饮食",
+        "生酮",
+        "吃素",
+        "素食",
+        "低碳水",
+        "轻断食",
+    ),
     ("eyesight", "glasses", "contacts", "nearsighted", "近视", "眼镜", "隐形眼镜"),
 )
 GROUPS = tuple((g[0], *sorted(set(g[1:]), key=len, reverse=True)) for g in GROUPS)

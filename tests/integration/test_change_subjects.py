@@ -108,8 +108,9 @@ def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
         # though the texts share no word.
         ("I write code in VS Code.", "Switched to Neovim last month."),
         ("团队沟通用钉钉", "公司统一换成飞书了"),
-        # One thing named by two words (月薪 / 工资).
+        # One thing named by two words (月薪 / 工资; a diet by the diet it is).
         ("我的月薪是一万二", "涨工资了，现在税后一万五"),
+        ("My diet is keto.", "I'm no longer doing keto; these days it's Mediterranean."),
         # A named thing with another number, said with no word of change.
         ("Our servers run Python 3.9.", "The servers are on Python 3.12 since the upgrade window."),
         ("I'm reading Chapter 3 of Dune.", "Reading Chapter 7 of Dune this week."),
