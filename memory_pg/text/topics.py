@@ -225,7 +225,7 @@ _ROLE_NOUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def _keyword_pattern(keyword: str) -> re.Pattern[str]:
     if _CJK.search(keyword):
-        return re.compile(re.escape(keyword))
+        return re.compile(re.escape(keyword), re.I)  # "华为Mate" as "华为mate"
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(keyword) + r"(?![A-Za-z0-9_])", re.I)
 
 

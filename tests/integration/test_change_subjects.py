@@ -108,6 +108,7 @@ def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
         # though the texts share no word.
         ("I write code in VS Code.", "Switched to Neovim last month."),
         ("团队沟通用钉钉", "公司统一换成飞书了"),
+        ("我用的是iPhone 14", "手机换成华为Mate 60 Pro了"),  # a brand's capitals as written
         # One thing named by two words (月薪 / 工资; a diet by the diet it is).
         ("我的月薪是一万二", "涨工资了，现在税后一万五"),
         ("My diet is keto.", "I'm no longer doing keto; these days it's Mediterranean."),
