@@ -329,10 +329,11 @@ def _changed(
     Chinese gives meaningless similarities).
     """
     signal = changes.cue(new_text)
-    # Said with no word of change, a new number of a named thing may still be one
-    # ("Windows 10" / "Windows 11"): the structure alone decides those.
+    # Said with no word of change, a new number of a named thing ("Windows 10" /
+    # "Windows 11"), a thing to do finished ("物业费交了") or a negation lifted ("开始
+    # 能吃辣了") may still be one: the structure alone decides those.
     cued = signal is not None or _facts.is_change(new_text)
-    if not cued and not changes.versioned(new_text):
+    if not cued and not changes.may_change(new_text):
         return []
     kinds_new = topics.product_topics(new_text)
     seen: set[uuid.UUID] = set()

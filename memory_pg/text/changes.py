@@ -34,12 +34,13 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import subjects
+from memory_pg.text import states, subjects
 from memory_pg.text.attributes import stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
+from memory_pg.text.states import versioned
 from memory_pg.text.subjects import KIN, stem
 
 #: Words that say nothing changed: "计划照旧", "still Sam's team".
@@ -55,7 +56,7 @@ _FILLER = frozenset(
     "last week month year yesterday today ago just recently finally already since ago "
     "officially entirely fully completely totally all everything everyone so too very "
     "really got get gets been have has had did do does done am be being new now old "
-    "上周 上个月 去年 昨天 今天 最近 刚 刚刚 终于 已经 全部 彻底 基本 正式 都 了 上 这周 本周 "
+    "上周 上个月 去年 今年 昨天 今天 最近 刚 刚刚 终于 已经 全部 彻底 基本 正式 都 了 上 这周 本周 "
     "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才".split()
 ) | {t.lower() for t in subjects.EN_TITLES}  # "Dr." on both sides says nothing of who
 
@@ -142,11 +143,25 @@ def judge(
         >>> judge("My sister lives in Chengdu.", "My brother lives in Xi'an.") is None
         True
     """
+    new, old = subjects.spelled_out(new, old), subjects.spelled_out(old, new)
     signal = _signal(old, new)
     if signal is None or beside(old, new) or unchanged(new):
         return None
+    if signal[0] in _WEAK and (states.other_quantity(old, new) or states.progress(old, new)):
+        return None  # "capped at 4GB" / "hit rate is 92% now": two attributes of one thing
+    if signal[0] in _WEAK and _negation_stands(old, new):
+        # "I don't drink coffee" / "I drink a lot of tea now": what is not done is
+        # changed only by doing it.
+        return None
+    if signal[0] == "status" and _PARTLY.search(new):
+        return None  # "季度报告的图表做完了，文字还没写": a part done, the rest to do
     before = _signal(new, old)
-    if before is not None and before[0] == signal[0] != "now" and not _values(old) & _values(new):
+    if (
+        before is not None
+        and cue(old) is not None
+        and before[0] == signal[0] != "now"
+        and not _values(old) & _values(new)
+    ):
         # Two events of one kind ("upgraded Postgres" / "upgraded Node", "raised a
         # seed round" / "raised a Series A"), unless the new one names the old's value.
         return None
@@ -156,17 +171,22 @@ def judge(
     if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
+    zone = subjects.zone(old) - _FILLER
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
     if subjects.other_subject(old, new, _FILLER):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
-    zone = subjects.zone(old) - _FILLER
     left = _left(old, new, zone) or bool(_left_behind(old, new))
     attribute = _same_attribute(old, new, zone)
+    # "职级是P6" / "今年晋升到P7了", not "the new hire on my team is L3": said of no one else.
+    version = states.new_version(old, new) is not None and not (
+        subjects.holders(new) - subjects.holders(old)
+        or (not has_han(new) and subjects.zone(new) - subjects.zone(old) - _FILLER)
+    )
     if (
         zone
         and not subjects.holds_zone(new, zone)
-        and not (kinds_shared or left or attribute or renamed or similar)
+        and not (kinds_shared or left or attribute or renamed or similar or version)
     ):
         return None  # what the old text is about is not named in the new one
     if _time_value(new, signal) and "time" not in stated(old):
@@ -197,6 +217,8 @@ def judge(
         same = "role"
     elif similar:
         same = "similar"
+    elif version:
+        same = "version"
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - _LOOSE_ATTRIBUTES) or (
@@ -228,12 +250,27 @@ def judge(
     if kept and not _given_up(new, kept):
         return None  # the old value stands in the new text, not as what was left
     if not gone and not kept:
-        if (before is not None and before[1] != signal[1]) or left:
+        if (before is not None and before[1] != signal[1]) or left or states.done(old, new):
             # One subject, its state changed: "Atlas 项目暂停了" / "…重启了".
             return Evidence(signal[0], signal[1], same, 1)
         if not _residue(old, new, shared):
             return None  # the new text says nothing the old one does not
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
+
+
+def _negation_stands(old: str, new: str) -> bool:
+    """Whether ``old`` says something is not done and ``new`` does not say it is now
+    done: it names neither the predicate ("我不吃香菜" / "我现在吃辣很厉害了") nor, in
+    English, what was not done ("I don't drink coffee" / "I drink a lot of tea now")."""
+    m = _NEGATIVE.search(old)
+    if m is None or states.flipped(old, new):
+        return False
+    if has_han(old):
+        return True
+    what = [
+        w for w in re.findall(r"[A-Za-z]+", old[m.end() :])[1:] if w.lower() not in EN_STOPWORDS
+    ]
+    return not any(_holds(new, stem(w)) for w in what)
 
 
 def _signal(old: str, new: str) -> tuple[str, str] | None:
@@ -246,44 +283,33 @@ def _signal(old: str, new: str) -> tuple[str, str] | None:
         kind, word = m.lastgroup or "", m.group(0).strip()
         if not _holds(old, word) or (kind == "now" and _PRESENT.fullmatch(word)):
             return kind, m.group(0)
-    version = _new_version(old, new)
-    return ("value", version) if version else None
+    version = states.new_version(old, new)
+    if version:
+        return "value", version
+    done = states.done(old, new)
+    if done:
+        return "status", done
+    flipped = states.flipped(old, new)
+    return ("negated", flipped) if flipped else None
 
 
-#: A name with a number after it: "Windows 10", "iPhone 12", "Python 3.9", "N4".
-_VERSIONED = re.compile(
-    r"(?<![\w.])([A-Za-z][A-Za-z+#-]*[A-Z][A-Za-z+#-]*|[A-Z][A-Za-z+#-]*)\s?v?(\d+(?:\.\d+)*)\b"
+def may_change(text: str) -> bool:
+    """Whether ``text`` may state a change of something an older memory says: a word
+    of change, a named thing's number, a verb of finishing, or a negation (the
+    decision itself needs the older text: :func:`judge`)."""
+    return cue(text) is not None or states.versioned(text) or states.may_finish_or_flip(text)
+
+
+#: Signals that say only that the new text is current ("now", "现在") or that a number
+#: was reached ("hit", "达到"): they change a fact only where the new text gives a
+#: value of the same kind as the old one's.
+_WEAK = frozenset({"now", "value", "new"})
+#: A negation in a statement: "I don't drink coffee", "我不吃香菜".
+_NEGATIVE = re.compile(r"\b(?:don't|doesn't|do not|does not|never|not)\b|不|没", re.IGNORECASE)
+#: Words that say part of a thing is still to do: "文字还没写", "the slides aren't done yet".
+_PARTLY = re.compile(
+    r"\bnot yet\b|\byet to\b|\bstill (?:need|have|to)\b|还没|还差|还剩|没写|没做", re.I
 )
-
-
-_MONTH_NAME = re.compile(
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?",
-    re.IGNORECASE,
-)
-
-
-def versioned(text: str) -> bool:
-    """Whether ``text`` names a thing with a number after it, which a text naming it
-    with another number changes (:func:`judge`), with or without a word of change."""
-    return any(not _MONTH_NAME.fullmatch(name) for name, _ in _VERSIONED.findall(text))
-
-
-def _new_version(old: str, new: str) -> str | None:
-    """The name the new text gives another number than the old one gives it ("My
-    laptop runs Windows 10" / "The laptop is on Windows 11"), said with no word of
-    change: a new version, level or model of one named thing. A name that carries
-    both numbers in the old text is not changed by one of them."""
-    before: dict[str, set[str]] = {}
-    for name, number in _VERSIONED.findall(old):
-        if not _MONTH_NAME.fullmatch(name):  # "March 10" is a date: the time logic's
-            before.setdefault(name.lower(), set()).add(number)
-    for m in _VERSIONED.finditer(new):
-        numbers = before.get(m.group(1).lower())
-        if numbers and m.group(2) not in numbers:
-            return m.group(0)
-    return None
-
 
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
 
@@ -528,7 +554,10 @@ def _holds(text: str, word: str) -> bool:
     if _NUMBER.fullmatch(word):  # a number as a whole: "两万" is not in "两万五"
         return word in {n.replace(",", "") for n in _NUMBER.findall(text)}
     if re.fullmatch(r"[\w.+#'-]+", word, re.ASCII):
-        return re.search(r"(?<![A-Za-z0-9])" + re.escape(word), text, re.IGNORECASE) is not None
+        # A stem meets its longer forms ("server" in "servers"); an identifier with a
+        # mark in it ("sam.k", "jlee_codes") only itself ("sam.k" is not in "sam.kim").
+        end = r"(?![A-Za-z0-9])" if re.search(r"[._@#+]", word) else ""
+        return re.search(r"(?<![A-Za-z0-9])" + re.escape(word) + end, text, re.I) is not None
     return word in text
 
 
@@ -566,7 +595,7 @@ def word_queries(new_text: str) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
     the other products of the kinds it names, and for a move the words of living."""
-    if not _facts.is_change(new_text) and cue(new_text) is None and not versioned(new_text):
+    if not _facts.is_change(new_text) and not may_change(new_text):
         return None
     english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
     if not english and not chinese:
@@ -574,4 +603,13 @@ def word_queries(new_text: str) -> tuple[str, str] | None:
     return english, chinese
 
 
-__all__ = ["CUES", "Evidence", "cue", "judge", "unchanged", "versioned", "word_queries"]
+__all__ = [
+    "CUES",
+    "Evidence",
+    "cue",
+    "judge",
+    "may_change",
+    "unchanged",
+    "versioned",
+    "word_queries",
+]

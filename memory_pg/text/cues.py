@@ -60,7 +60,9 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|\bnow (?:use|uses|using|run|runs|on|is|are|at|in)\b|\bgone\b|\bgoing\b"
         r"|换成|换了|改用|换用|切到|切换|升级到|升级成|降级到|更换|换掉|改成|改为|改到|变成|变为"
         r"|更新|改名|重写|转成|改了|改(?=[喝吃用在去做走坐买学打穿开住])|换(?=[了成到掉个])|转行|转岗"
-        r"|进入|\btook over\b|\bhanded\b|\bpassed to\b|\btaken over\b",
+        r"|\b(?:went |going |got |am |are |is |we're |i'm )?back to\b|回到|恢复(?:到|成|为)"
+        r"|入职|\bjoined\b|\bstarted (?:at|a new job)\b|进入|\btook over\b|\bhanded\b"
+        r"|\bpassed to\b|\btaken over\b",
     ),
     (
         "value",

@@ -34,11 +34,11 @@ _HOLDERS = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex-?|late)\s+)?"
     r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
     r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
-    r"|boss|manager|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
+    r"|boss|manager|supervisor|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
     r"|girlfriend|boyfriend|fianc[ée]e?|in-laws|baby|dog|cat)\b"
     r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|爸爸|妈妈|爸|妈|父母|爸妈|姐姐|妹妹|哥哥|弟弟"
     r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|婆婆|公公|岳父|岳母|叔叔|阿姨|舅舅|姑姑|堂哥|表哥|表姐|表妹|堂妹"
-    r"|朋友|同事|领导|老板|室友|房东|邻居|医生|男朋友|女朋友|对象)",
+    r"|朋友|同事|领导|老板|上司|主管|室友|房东|邻居|医生|男朋友|女朋友|对象)",
     re.IGNORECASE,
 )
 #: Where a holder of a fact stands: before the first verb of its sentence ("My
@@ -101,11 +101,51 @@ _ONE_RELATIVE = (
     ("父母", "爸妈"),
     ("老婆", "妻子", "媳妇"),
     ("老公", "丈夫"),
+    # One person at work, whichever word names the role.
+    ("manager", "boss", "supervisor", "line manager"),
+    ("领导", "老板", "上司", "主管"),
 )
 _RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
 #: The English words for each relative (a Chinese short form such as 妈 is inside
 #: too many other words, 姑妈, to be looked for alone).
 _ALIASES = {words[0]: words for words in _ONE_RELATIVE if not has_han(words[0])}
+
+
+#: A short form in capitals: "TL", "CC", "IF", "LP".
+_SHORT = re.compile(r"(?<![\w@.#-])([A-Z]{2,4})(?![\w@.#-])")
+
+
+def spelled_out(text: str, other: str) -> str:
+    """``text`` with each short form in capitals that stands for words of ``other``
+    written out as those words: "billing rewrite TL is Marco" beside "Priya is the
+    tech lead" reads "billing rewrite tech lead is Marco"; "ditched LP" beside "I use
+    LastPass" reads "ditched LastPass". A short form stands for consecutive words,
+    or the parts of one word in CamelCase, whose first letters it is."""
+    if has_han(other) or not _SHORT.search(text):
+        return text
+    words = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*", other))
+    spans: dict[str, str] = {}
+    for size in (2, 3, 4):
+        for i in range(len(words) - size + 1):
+            run = words[i : i + size]
+            if run[0].group(0).lower() in EN_STOPWORDS:
+                continue
+            spans.setdefault(
+                "".join(w.group(0)[0] for w in run).upper(),
+                other[run[0].start() : run[-1].end()],
+            )
+    for w in words:
+        parts = re.findall(r"[A-Z][a-z0-9]+", w.group(0))
+        if len(parts) > 1 and "".join(parts) == w.group(0):
+            spans.setdefault("".join(p[0] for p in parts), w.group(0))
+
+    def out(m: re.Match[str]) -> str:
+        short = m.group(1)
+        if re.search(r"(?<![A-Za-z])" + short + r"(?![A-Za-z])", other):
+            return short
+        return spans.get(short, short)
+
+    return _SHORT.sub(out, text)
 
 
 def holders(text: str) -> set[str]:

@@ -22,6 +22,7 @@ _PRODUCTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "postgresql",
             "postgres",
+            "pg",
             "pgvector",
             "mysql",
             "mariadb",
@@ -170,6 +171,13 @@ _PRODUCTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "teamcity",
         ),
     ),
+    # Where code lives, where tasks are tracked, where passwords are kept.
+    ("code_host", ("github", "gitlab", "bitbucket", "gitee", "码云")),
+    (
+        "tracker",
+        ("jira", "linear", "trello", "asana", "clickup", "youtrack", "禅道", "teambition", "tapd"),
+    ),
+    ("passwords", ("1password", "lastpass", "bitwarden", "dashlane", "keepass", "keeper")),
     (
         "notes",
         ("evernote", "印象笔记", "obsidian", "notion", "onenote", "logseq", "有道云笔记", "语雀"),
