@@ -149,11 +149,11 @@ def judge(
         return None
     if signal[0] in _WEAK and (states.other_quantity(old, new) or states.progress(old, new)):
         return None  # "capped at 4GB" / "hit rate is 92% now": two attributes of one thing
-    if signal[0] in _WEAK and _negation_stands(old, new):
+    if signal[0] in _WEAK and states.negation_stands(old, new):
         # "I don't drink coffee" / "I drink a lot of tea now": what is not done is
         # changed only by doing it.
         return None
-    if signal[0] == "status" and _PARTLY.search(new):
+    if signal[0] == "status" and states.partly(new):
         return None  # "季度报告的图表做完了，文字还没写": a part done, the rest to do
     before = _signal(new, old)
     if (
@@ -258,21 +258,6 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
-def _negation_stands(old: str, new: str) -> bool:
-    """Whether ``old`` says something is not done and ``new`` does not say it is now
-    done: it names neither the predicate ("我不吃香菜" / "我现在吃辣很厉害了") nor, in
-    English, what was not done ("I don't drink coffee" / "I drink a lot of tea now")."""
-    m = _NEGATIVE.search(old)
-    if m is None or states.flipped(old, new):
-        return False
-    if has_han(old):
-        return True
-    what = [
-        w for w in re.findall(r"[A-Za-z]+", old[m.end() :])[1:] if w.lower() not in EN_STOPWORDS
-    ]
-    return not any(_holds(new, stem(w)) for w in what)
-
-
 def _signal(old: str, new: str) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say: a word
     both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
@@ -304,13 +289,6 @@ def may_change(text: str) -> bool:
 #: was reached ("hit", "达到"): they change a fact only where the new text gives a
 #: value of the same kind as the old one's.
 _WEAK = frozenset({"now", "value", "new"})
-#: A negation in a statement: "I don't drink coffee", "我不吃香菜".
-_NEGATIVE = re.compile(r"\b(?:don't|doesn't|do not|does not|never|not)\b|不|没", re.IGNORECASE)
-#: Words that say part of a thing is still to do: "文字还没写", "the slides aren't done yet".
-_PARTLY = re.compile(
-    r"\bnot yet\b|\byet to\b|\bstill (?:need|have|to)\b|还没|还差|还剩|没写|没做", re.I
-)
-
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
+from memory_pg._segment import EN_STOPWORDS
 from memory_pg.entities import has_han
 from memory_pg.text import quantities
+from memory_pg.text.subjects import stem
 
 #: A thing to do, by the verb that opens it: "pay the credit card bill", "need to renew
 #: my passport", "要交这个月的物业费", "记得给妈妈打电话".
@@ -201,12 +203,42 @@ def new_version(old: str, new: str) -> str | None:
     return None
 
 
+#: A negation in a statement: "I don't drink coffee", "我不吃香菜".
+_NEGATIVE = re.compile(r"\b(?:don't|doesn't|do not|does not|never|not)\b|不|没", re.IGNORECASE)
+#: Words that say part of a thing is still to do: "文字还没写", "the slides aren't done yet".
+_PARTLY = re.compile(
+    r"\bnot yet\b|\byet to\b|\bstill (?:need|have|to)\b|还没|还差|还剩|没写|没做", re.I
+)
+
+
+def partly(new: str) -> bool:
+    """Whether ``new`` says part of a thing is still to do ("文字还没写", "not yet")."""
+    return _PARTLY.search(new) is not None
+
+
+def negation_stands(old: str, new: str) -> bool:
+    """Whether ``old`` says something is not done and ``new`` does not say it is now
+    done: it names neither the predicate ("我不吃香菜" / "我现在吃辣很厉害了") nor, in
+    English, what was not done ("I don't drink coffee" / "I drink a lot of tea now")."""
+    m = _NEGATIVE.search(old)
+    if m is None or flipped(old, new):
+        return False
+    if has_han(old):
+        return True
+    what = [
+        w for w in re.findall(r"[A-Za-z]+", old[m.end() :])[1:] if w.lower() not in EN_STOPWORDS
+    ]
+    return not any(re.search(r"(?<![A-Za-z])" + re.escape(stem(w)), new, re.I) for w in what)
+
+
 __all__ = [
     "done",
     "flipped",
     "may_finish_or_flip",
+    "negation_stands",
     "new_version",
     "other_quantity",
+    "partly",
     "progress",
     "versioned",
 ]
