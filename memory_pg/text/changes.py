@@ -285,9 +285,9 @@ def may_change(text: str) -> bool:
     return cue(text) is not None or states.versioned(text) or states.may_finish_or_flip(text)
 
 
-#: Signals that say only that the new text is current ("now", "现在") or that a number
-#: was reached ("hit", "达到"): they change a fact only where the new text gives a
-#: value of the same kind as the old one's.
+#: Signals that say only that the new text is current ("now", "现在"), that something
+#: is new ("新的", "the new hire") or that a number was reached ("hit", "达到"): they
+#: change a fact only where the new text gives a value of the same kind as the old one's.
 _WEAK = frozenset({"now", "value", "new"})
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
 
