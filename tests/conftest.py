@@ -27,7 +27,11 @@ from sqlalchemy.engine import make_url
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-TEMPLATE_DB = "memory_pg_test"
+#: Each pytest-xdist worker has its own embedded server; against one server given by
+#: MEMORY_PG_TEST_DATABASE_URL, its own database names ("memory_pg_test_gw1").
+TEMPLATE_DB = "memory_pg_test" + (
+    "_" + os.environ["PYTEST_XDIST_WORKER"] if os.environ.get("PYTEST_XDIST_WORKER") else ""
+)
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,13 @@ def count_rows(conn: psycopg.Connection[Any], table: str, user_id: str | None = 
     row = conn.execute(query).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default, pyproject.toml): one worker per core, two at least
+    (most of a test's time is spent waiting on a subprocess or the server), four at
+    most (each worker starts its own PostgreSQL and loads the model)."""
+    return max(2, min(4, os.cpu_count() or 1))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
