@@ -34,7 +34,7 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import states, subjects
+from memory_pg.text import quantities, states, subjects
 from memory_pg.text.attributes import stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
@@ -219,6 +219,8 @@ def judge(
         same = "similar"
     elif version:
         same = "version"
+    elif quantities.counted(old) & quantities.counted(new):
+        same = "count"  # "我有两只猫" / "家里三只猫了": one thing counted, another number
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - _LOOSE_ATTRIBUTES) or (
@@ -275,7 +277,10 @@ def _signal(old: str, new: str) -> tuple[str, str] | None:
     if done:
         return "status", done
     flipped = states.flipped(old, new)
-    return ("negated", flipped) if flipped else None
+    if flipped:
+        return "negated", flipped
+    situation = states.new_situation(old, new)
+    return ("now", situation) if situation else None
 
 
 def may_change(text: str) -> bool:

@@ -105,6 +105,24 @@ def kinds(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_COUNTED_ZH = re.compile(_COUNT_ZH.pattern + r"([\u4e00-\u9fff])")
+
+
+@lru_cache(maxsize=4096)
+def counted(text: str) -> frozenset[str]:
+    """The things ``text`` counts, each by its noun: "两只猫" and "三只猫" count one thing
+    (``只猫``), "三个项目" and "两个孩子" two; "2 dogs" is ``dog``. Two texts that count
+    one thing with two numbers give two values of one attribute.
+
+    Example:
+        >>> sorted(counted("家里三只猫了"))
+        ['只猫']
+    """
+    found = {m.group(1) + m.group(2) for m in _COUNTED_ZH.finditer(text)}
+    found |= {k[6:] for k in kinds(text) if k.startswith("count:") and k[6:].isascii()}
+    return frozenset(found)
+
+
 def same_kind(a: str, b: str) -> bool:
     """Whether two kinds of :func:`kinds` are one: equal, or counts of one thing named
     in full and short ("subscribers" / "subs")."""

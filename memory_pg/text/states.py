@@ -116,6 +116,24 @@ def flipped(old: str, new: str) -> str:
     return ""
 
 
+#: A clause that ends in 了 after what it states (not after a verb of finishing,
+#: "搭好了", "做完了", which :func:`done` reads): Chinese grammar's mark of a new
+#: situation, "儿子上一年级了", "家里三只猫了", "眼镜摘了".
+_NEW_SITUATION = re.compile(
+    r"[\u4e00-\u9fff](?<![好完过])了(?:吧|啊|呀|哦|啦)?\s*(?:[，,。！!；;…]|$)"
+)
+
+
+def new_situation(old: str, new: str) -> str:
+    """The clause-final 了 that says the new text's state is a new one, where the old
+    text says its own state with none; or "". Chinese only: English says it with a
+    word ("now", "these days") that :mod:`memory_pg.text.cues` lists."""
+    m = _NEW_SITUATION.search(new)
+    if m is None or _NEW_SITUATION.search(old):
+        return ""
+    return m.group(0).strip(" ，,。！!；;…")
+
+
 def other_quantity(old: str, new: str) -> bool:
     """Whether the two texts give quantities of different kinds (a size and a
     percentage; three brokers and 200 million messages), the old one gives a

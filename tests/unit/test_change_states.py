@@ -13,6 +13,7 @@ import pytest
 from memory_pg.text.changes import judge, may_change
 from memory_pg.text.quantities import kinds
 from memory_pg.text.subjects import spelled_out
+from memory_pg.text.topics import product_topics
 
 
 @pytest.mark.parametrize(
@@ -77,3 +78,48 @@ def test_a_short_form_is_written_out_only_from_the_other_text() -> None:
     assert spelled_out("ditched LP", "I use LastPass") == "ditched LastPass"
     # Nothing in the other text stands for it: it stays as written.
     assert spelled_out("the TL is Marco", "Priya runs QA") == "the TL is Marco"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A state said again with a clause-final 了: a new situation, with no word of change.
+        ("女儿在上小学五年级", "女儿上初一了"),
+        ("我们家住六楼", "家里住到十二楼了"),
+        ("我养了一条狗", "家里两条狗了"),
+    ],
+)
+def test_a_chinese_state_ending_in_le_is_a_new_situation(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # 了 after a verb of finishing is a step done, not a new state of the old fact.
+        ("周五要给投资人讲融资计划", "讲稿写好了"),
+        # Another person's state.
+        ("女儿在上小学五年级", "儿子上初一了"),
+        # Both texts end in 了: neither says the other's state is over.
+        ("我戒烟了", "我也戒酒了"),
+    ],
+)
+def test_a_clause_ending_in_le_alone_changes_nothing_else(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds_named"),
+    [
+        ("We moved to Lisbon last spring", set()),
+        ("I snack on celery and hummus", set()),
+        ("Cut me some slack this week", set()),
+        ("The backend runs on Spring Boot", {"framework"}),
+        ("Background jobs go through Celery", {"queue"}),
+        ("Team chat moved to Slack", {"chat"}),
+    ],
+)
+def test_a_product_named_by_an_ordinary_word_is_one_only_as_a_proper_noun(
+    text: str, kinds_named: set[str]
+) -> None:
+    assert product_topics(text) == kinds_named
