@@ -7,7 +7,8 @@ A change has three parts, and each is read by concept, not by sentence:
    "these days"), new ("新的手机号"), stopped ("不再", "quit", "下线"), left
    ("离职"), moved ("搬到", "relocated"), postponed ("推迟"), cancelled ("取消"),
    switched ("换成", "replaced"), a value that rose or fell ("涨到", "down to"), and
-   what used to be ("以前", "used to").
+   what used to be ("以前", "used to"); or, with no word of change, one key said again
+   with another value ("My dentist is Dr. Patel" / "Dentist: Dr. Kim", :mod:`.restated`).
 2. **The same subject**: the two texts share a content word that is not a value
    ("budget", "房租", "editor"), or name products of one kind (MySQL and
    PostgreSQL are databases), or state the same attribute of the same holder
@@ -40,16 +41,10 @@ from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
-from memory_pg.text.states import versioned
+from memory_pg.text.restated import may_restate, restated
+from memory_pg.text.states import unchanged, versioned
 from memory_pg.text.subjects import KIN, stem
 
-#: Words that say nothing changed: "计划照旧", "still Sam's team".
-_UNCHANGED = re.compile(
-    r"\bstill\b|\bas before\b|\bas usual\b|\b(?:like|as) always\b|\bnothing new\b"
-    r"|\bsame as\b|\bunchanged\b"
-    r"|照旧|依旧|仍旧|仍然|还是老样子|没变|不变",
-    re.IGNORECASE,
-)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
 #: Words that say when or how a change happened, not what it is about.
 _FILLER = frozenset(
@@ -129,13 +124,15 @@ def judge(
     new: str,
     product_kinds: tuple[set[str], set[str]] | None = None,
     similar: bool = False,
+    restate: bool = False,
 ) -> Evidence | None:
     """The evidence that ``new`` changes what ``old`` said, or None to keep both.
 
     ``product_kinds``: the kinds of product each text names (database, hosting …),
     when the caller knows them; one kind in common makes one subject. ``similar``:
     an embedding model that reads both texts finds them close ("coffee" and
-    "caffeine"), which also makes one subject.
+    "caffeine"), which also makes one subject. ``restate``: a key said again with
+    another value is a signal (:mod:`.restated`; for a caller whose LLM confirms it).
 
     Example:
         >>> judge("I live in Brooklyn.", "We moved to Jersey City in June.").kind
@@ -144,7 +141,7 @@ def judge(
         True
     """
     new, old = subjects.spelled_out(new, old), subjects.spelled_out(old, new)
-    signal = _signal(old, new)
+    signal = _signal(old, new, restate)
     if signal is None or beside(old, new) or unchanged(new):
         return None
     if signal[0] in _WEAK and (states.other_quantity(old, new) or states.progress(old, new)):
@@ -260,7 +257,7 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
-def _signal(old: str, new: str) -> tuple[str, str] | None:
+def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say: a word
     both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
     change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
@@ -280,27 +277,30 @@ def _signal(old: str, new: str) -> tuple[str, str] | None:
     if flipped:
         return "negated", flipped
     situation = states.new_situation(old, new)
-    return ("now", situation) if situation else None
+    if situation:
+        return "now", situation
+    key = restated(old, new) if restate else ""  # "Dentist is Dr. Patel" / "Dentist: Dr. Kim"
+    return ("restated", key) if key else None
 
 
-def may_change(text: str) -> bool:
+def may_change(text: str, restate: bool = False) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
-    of change, a named thing's number, a verb of finishing, or a negation (the
+    of change, a named thing's number, a verb of finishing, a negation, or a key with
+    a value (the
     decision itself needs the older text: :func:`judge`)."""
-    return cue(text) is not None or states.versioned(text) or states.may_finish_or_flip(text)
+    return (
+        cue(text) is not None
+        or states.versioned(text)
+        or states.may_finish_or_flip(text)
+        or (restate and may_restate(text))
+    )
 
 
-#: Signals that say only that the new text is current ("now", "现在"), that something
-#: is new ("新的", "the new hire") or that a number was reached ("hit", "达到"): they
-#: change a fact only where the new text gives a value of the same kind as the old one's.
-_WEAK = frozenset({"now", "value", "new"})
+#: Signals that the new text is current ("now", "现在"), that something is new ("新的"),
+#: that a number was reached ("hit", "达到") or a key said again: they change a fact
+#: only where the new text gives a value of the same kind as the old one's.
+_WEAK = frozenset({"now", "value", "new", "restated"})
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
-
-
-def unchanged(text: str) -> bool:
-    """Whether ``text`` says that nothing changed ("like always", "计划照旧"): it
-    restates a fact, and replaces nothing."""
-    return _UNCHANGED.search(text) is not None
 
 
 def _other_holder(old: str, new: str) -> bool:

@@ -134,6 +134,21 @@ def new_situation(old: str, new: str) -> str:
     return m.group(0).strip(" ，,。！!；;…")
 
 
+#: Words that say nothing changed: "计划照旧", "still Sam's team".
+_UNCHANGED = re.compile(
+    r"\bstill\b|\bas before\b|\bas usual\b|\b(?:like|as) always\b|\bnothing new\b"
+    r"|\bsame as\b|\bunchanged\b"
+    r"|照旧|依旧|仍旧|仍然|还是老样子|没变|不变",
+    re.IGNORECASE,
+)
+
+
+def unchanged(text: str) -> bool:
+    """Whether ``text`` says that nothing changed ("like always", "计划照旧"): it
+    restates a fact, and replaces nothing."""
+    return _UNCHANGED.search(text) is not None
+
+
 def other_quantity(old: str, new: str) -> bool:
     """Whether the two texts give quantities of different kinds (a size and a
     percentage; three brokers and 200 million messages), the old one gives a

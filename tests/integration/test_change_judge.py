@@ -51,3 +51,22 @@ def test_a_refused_change_keeps_both(
     fake_openai.script(reply("DIFFERENT"), reply("DIFFERENT"))
     store.add_memory("The offsite moved to Porto", "key_decision")
     assert len(store.list_memories()) == 2
+
+
+def test_a_key_said_again_is_replaced_only_when_the_llm_confirms(
+    make_store: Any, fake_openai: FakeOpenAI, llm: OpenAICompatibleLLM
+) -> None:
+    offline = make_store(user_id="bob")
+    kept = offline.add_memory("My dentist is Dr. Patel.", "user_profile")
+    offline.add_memory("Dentist — Dr. Kim, over on 5th Ave.", "user_profile")
+    assert offline.get(kept)["superseded_by"] is None  # no word of change: both kept
+
+    store = make_store(user_id="alice", judge=llm)
+    old = store.add_memory("My dentist is Dr. Patel.", "user_profile")
+    fake_openai.script(reply("CONTRADICTS"))
+    new = store.add_memory("Dentist — Dr. Kim, over on 5th Ave.", "user_profile")
+    assert store.get(old)["superseded_by"] == new
+    event = next(e for e in store.history(old) if e["event"] == "superseded")
+    assert event["detail"]["evidence"]["cue_kind"] == "restated"
+    assert event["detail"]["evidence"]["confirmed_by"] == "judge"
+    assert "Dr. Patel" in fake_openai.requests[-1]["messages"][-1]["content"]

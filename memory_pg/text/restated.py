@@ -1,0 +1,340 @@
+"""One attribute said again with another value, with no word of change: people restate
+a fact as they would first state it ("My dentist is Dr. Patel." / "Dentist — Dr. Kim.";
+"团建预算定为一万二。" / "团建预算：一万五千元。"). What a statement is about is the *key*
+before its copula or colon (``is``, ``:``, ``—``, 是, 叫, ：); what it states is the
+*value* after. The same key with another value is a change of one attribute, where
+the key names one slot: not a qualified one ("work phone" beside "phone", 测试组组长
+beside 后端组组长), not a key that holds several values at once (allergies, hobbies),
+not a pronoun ("I'm a PM" says one of many things of the speaker). Numbers are
+compared by what they are worth: "$2,000" and "two grand", "三千" and "3000" are
+one value said again.
+
+Read by :func:`memory_pg.text.changes.judge` as a weak signal, one that the rest of
+the decision still has to find the same subject for. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from memory_pg._segment import EN_STOPWORDS, ordered_words
+from memory_pg.entities import has_han
+from memory_pg.text.attributes import stated, tagged
+from memory_pg.text.quantities import counted
+from memory_pg.text.subjects import stem
+
+#: Where a first clause ends: not at a thousands separator ("$2,000") or a title ("Dr.").
+_CLAUSE = re.compile(
+    r"[，。；;！!？?（）()]|,(?!\d{3})|(?<!Dr)(?<!Mr)(?<!Ms)(?<!Mrs)(?<!St)(?<!Jr)\.(?:\s|$)"
+)
+#: A separator between key and value, in the order it is looked for.
+_MARK = re.compile(r"\s*(?:[:：=]|—|–|\s-\s)\s*")
+_COPULA_EN = re.compile(r"\s+(?:is|are|was)\s+", re.IGNORECASE)
+#: "zip's 10027", "HR's around 58": a copula only where no "is" follows (else a
+#: possessive: "Dad's work line is…").
+_CONTRACTED = re.compile(r"['’]s\s+", re.IGNORECASE)
+_POSSESSIVE_ZH = re.compile(r"^(?:我们的|我的|你的|咱们的)")
+_COPULA_ZH = frozenset("是 叫 为 姓".split())
+_PRONOUNS = frozenset(
+    "i i'm we you he she they it it's this that there here these those "
+    "我 我们 你 你们 他 她 它 他们 她们 这 那 这个 那个 咱们".split()
+)
+_FILLER = EN_STOPWORDS | frozenset(
+    "the a an my our your his her their its about around roughly approx approximately "
+    "currently usually typically basically just also still only per "
+    "的 了 离 我 我们 我的 我们的 在 是 也 就 都 一般 大概 大约 左右 目前".split()
+)
+#: Keys that hold several values at once: a second one adds to the first.
+_SEVERAL = re.compile(
+    r"allerg|hobb|language|pet\b|pets|friend|skill|interest|kid|child|sibling|"
+    r"过敏|爱好|兴趣|语言|宠物|朋友|技能|孩子|特长",
+    re.IGNORECASE,
+)
+
+#: Nouns that name an attribute of the thing before them: "office" / "office address",
+#: "物业" / "物业电话" are one slot named more or less fully.
+_ATTRIBUTE_HEADS = frozenset(
+    "address number code id name location date time day fee price cost rate amount level title "
+    "地址 号码 电话 名字 名称 时间 日期 费用 价格 金额 级别".split()
+)
+#: What follows a key in a statement with no copula: a verb of it ("CI runs on…",
+#: "Netflix costs…", "团建预算定为…") or a number ("体重75公斤").
+_ZH_FOLLOWING = ("v", "m", "p", "d")
+
+#: A word that adds a value to the ones before: "Spotify too", "还有芹菜".
+_ADDED = re.compile(r"\b(?:too|also|as well|another|plus)\b|还有|也|另外|再加", re.IGNORECASE)
+#: A unit after a number ("82 kg", "180 pounds", "一百四十斤"): two units, two scales.
+_UNIT = re.compile(
+    r"(?<![A-Za-z])\d[\d,.]*\s*([a-z]+)|[\d零〇一二两三四五六七八九十百千万]\s*([\u4e00-\u9fff])",
+    re.IGNORECASE,
+)
+#: Where a quantity starts a value ("about 72", "$15", "大概120/80"): a value of size.
+_QUANTITY = re.compile(
+    r"^\s*(?:about|around|roughly|approx\.?|~|约|大概|大约)?\s*[$¥￥€£]?\s*[\d零〇一二两三四五六七八九十百千]",
+    re.IGNORECASE,
+)
+
+_ZH_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG = {"万": 10_000, "亿": 100_000_000}
+_EN_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+_EN_SCALE = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 10**6}
+_NUMBER = re.compile(
+    r"(?<![A-Za-z\d])(\d+(?:[.,]\d+)*)\s*([kKmM](?![A-Za-z])|万|千|亿)?"
+    r"|([零〇一二两三四五六七八九十百千万亿]+)"
+    r"|\b((?:(?:" + "|".join(_EN_WORDS) + r")[\s-]?)+)"
+    r"(?:\s*(hundred|thousand|grand|million)\b)?",
+    re.IGNORECASE,
+)
+
+
+def _zh_value(text: str) -> float | None:
+    """三千 → 3000, 五千二 → 5200, 一万五千 → 15000, 三百六 → 360, 十八万 → 180000."""
+    total, section, digit, last_unit = 0, 0, -1, 1
+    for ch in text:
+        if ch in _ZH_DIGIT:
+            digit = _ZH_DIGIT[ch]
+        elif ch in _ZH_UNIT:
+            section += (1 if digit < 0 else digit) * _ZH_UNIT[ch]
+            digit, last_unit = -1, _ZH_UNIT[ch]
+        elif ch in _ZH_BIG:
+            section += max(digit, 0)
+            total += (section or 1) * _ZH_BIG[ch]
+            section, digit, last_unit = 0, -1, _ZH_BIG[ch]
+        else:
+            return None
+    if digit >= 0:  # "五千二": the digit after the last unit is of the next one down
+        section += digit * (last_unit // 10 if last_unit >= 10 else 1)
+    return float(total + section)
+
+
+@lru_cache(maxsize=4096)
+def numbers(text: str) -> frozenset[float]:
+    """The numbers ``text`` gives, by value: "$2,100" and "2100", "6.5k" and "6500",
+    "两千" and "2000", "two grand" and "2,000" are one number.
+
+    Example:
+        >>> sorted(numbers("房租一个月五千二，押金 1.2万"))
+        [1.0, 5200.0, 12000.0]
+    """
+    found: set[float] = set()
+    for m in _NUMBER.finditer(text):
+        digits, scale, han, words, word_scale = m.groups()
+        if digits:
+            value = float(digits.replace(",", ""))
+            scale = (scale or "").lower()
+            value *= {"k": 1000, "m": 10**6, "万": 10_000, "千": 1000, "亿": 10**8}.get(scale, 1)
+        elif han:
+            parsed = _zh_value(han)
+            if parsed is None:
+                continue
+            value = parsed
+        else:
+            parts = [_EN_WORDS[w.lower()] for w in re.split(r"[\s-]+", words.strip()) if w]
+            value = float(sum(parts)) * _EN_SCALE.get((word_scale or "").lower(), 1)
+        found.add(value)
+    return frozenset(found)
+
+
+def _tokens(text: str) -> list[str]:
+    return [
+        stem(w) if not has_han(w) else w
+        for w in ordered_words(text)
+        if w.lower() not in _FILLER and not _NUMBER.fullmatch(w)
+    ]
+
+
+@lru_cache(maxsize=4096)
+def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
+    """``(key words, value text)`` of a statement shaped "KEY: VALUE" or "KEY is VALUE"
+    in its first clause, or None.
+
+    Example:
+        >>> key_value("支付项目负责人：赵敏")
+        (('支付', '项目', '负责人'), '赵敏')
+    """
+    clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
+    m = _MARK.search(clause)
+    if m is None and not has_han(clause):
+        m = _COPULA_EN.search(clause) or _CONTRACTED.search(clause)
+    if m is not None:
+        key, value = clause[: m.start()], clause[m.end() :]
+    elif has_han(clause):
+        words = ordered_words(clause)
+        at = next((i for i, w in enumerate(words) if w in _COPULA_ZH), -1)
+        if at <= 0:
+            return None
+        key, value = "".join(words[:at]), "".join(words[at + 1 :])
+    else:
+        return None
+    words = ordered_words(_POSSESSIVE_ZH.sub("", key.strip()))
+    if not words or words[0] in _PRONOUNS or _several(key):
+        return None
+    tokens = tuple(_tokens(key))
+    if not 1 <= len(tokens) <= 4 or not value.strip():
+        return None
+    return tokens, value
+
+
+def _several(key: str) -> bool:
+    """Whether a key holds several values at once: by its meaning (allergies, hobbies),
+    by its form (a plural, a list, "foods I hate"), or as a nominal clause ("要准备的")."""
+    words = [w for w in re.findall(r"[A-Za-z]+(?:['’][a-z]+)?", key) if w.lower() not in _FILLER]
+    plural = any(re.search(r"[^su'’]s$", w) for w in words[:1] + words[-1:])
+    return bool(
+        _SEVERAL.search(key)
+        or plural
+        or re.search(r"\b(?:list|items|things)\b|清单|列表", key, re.IGNORECASE)
+        or key.strip().endswith("的")
+    )
+
+
+def _units(text: str) -> set[str]:
+    return {(a or b).lower()[:2] for a, b in _UNIT.findall(text) if (a or b)}
+
+
+def _holds(text: str, token: str) -> bool:
+    if has_han(token):
+        return token in text
+    return token in {stem(w) for w in ordered_words(text)}
+
+
+def _same_key(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """One slot: the same words, or one key that names the other's attribute after it
+    ("office" / "office address"); a word before ("work phone" / "phone", 测试组组长 /
+    组长) or any other after ("lunch" / "lunch budget") names another slot."""
+    if "".join(a) == "".join(b):
+        return True
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return long[: len(short)] == short and all(w in _ATTRIBUTE_HEADS for w in long[len(short) :])
+
+
+def _leads(text: str, key: tuple[str, ...]) -> bool:
+    """Whether ``text`` opens with ``key`` as its subject, a verb or a number after it
+    ("Our CI runs on Jenkins", "我体重75公斤"), not as a word of another noun ("My phone
+    plan has…") or after another subject ("今年的年终奖还没发")."""
+    if has_han(text):
+        tags = _tags(text)
+        joined, at = "", 0
+        while at < len(tags) and len(joined) < len("".join(key)):
+            joined += tags[at][0]
+            at += 1
+        return joined == "".join(key) and at < len(tags) and tags[at][1][0] in _ZH_FOLLOWING
+    words = [w for w in ordered_words(text) if w.lower() not in _FILLER or w.isdigit()]
+    n = len(key)
+    if tuple(stem(w) for w in words[:n]) != key or len(words) <= n:
+        return False
+    after = words[n]
+    return after[0].isdigit() or (after.endswith("s") and not after.endswith("ss"))
+
+
+@lru_cache(maxsize=4096)
+def _tags(text: str) -> tuple[tuple[str, str], ...]:
+    """The words of a Chinese text with their tags, without the function words before
+    its subject ("我的手机…" opens with 手机)."""
+    tags = tagged(_POSSESSIVE_ZH.sub("", text.strip()))
+    return tuple((w, f) for w, f in tags if w.strip() and (w not in _FILLER or f == "m"))
+
+
+_COUNT_NOUN = re.compile(
+    r"(?:\d[\d,.]*|\b(?:" + "|".join(_EN_WORDS) + r"))\s+([a-z]{3,})", re.IGNORECASE
+)
+
+
+def _counts_other(old: str, new: str) -> bool:
+    """Whether the old value counts a thing the new text does not count: "三个卧室" /
+    "一百平", "three bedrooms" / "1,800 square feet" (a plural noun after its number)."""
+    if has_han(old):
+        return bool(counted(old) and counted(new) and not counted(old) & counted(new))
+    nouns = {stem(w) for w in _COUNT_NOUN.findall(old) if w.lower().endswith("s")}
+    return bool(nouns) and not nouns & {stem(w) for w in _COUNT_NOUN.findall(new)}
+
+
+_PREPOSITION = re.compile(r"^\s*(in|at|on|near|from|with|by|due|until|till|在|于|由)\b", re.I)
+
+
+def _shape(value: str, parsed: bool) -> tuple[frozenset[str], str]:
+    """What kind of value a text states, as far as a time, a job or a place tell, and
+    the word that introduces it: "on June 3" and "in Napa", "a nurse" and "in Chengdu"
+    are values of two attributes of one key."""
+    said = set(stated(value)) & {"time", "occupation", "place"}
+    if "time" in said:
+        return frozenset({"time"}), ""
+    m = _PREPOSITION.match(value) if parsed else None
+    return frozenset(said), m.group(1).lower() if m else ""
+
+
+def _same_shape(a: tuple[frozenset[str], str], b: tuple[frozenset[str], str]) -> bool:
+    """One attribute's values: the same kind, and the same word before both where both
+    have one ("on Hetzner" / "DigitalOcean"; "due on the 1st" is a deadline)."""
+    if a[0] != b[0]:
+        return False
+    return a[1] == b[1] or (not (a[1] and b[1]) and "due" not in (a[1], b[1]))
+
+
+def restated(old: str, new: str) -> str:
+    """The key ``new`` gives another value of, where ``old`` gives one with no word of
+    change; or "".
+
+    Example:
+        >>> restated("My dentist is Dr. Patel.", "Dentist — Dr. Kim, over on 5th Ave.")
+        'dentist'
+        >>> restated("My home address is 14 Elm Road.", "Work address is 9 Park Row.")
+        ''
+    """
+    parsed_old, parsed_new = key_value(old), key_value(new)
+    if parsed_old and parsed_new:
+        if not _same_key(parsed_old[0], parsed_new[0]):
+            return ""
+        key, value_old, value_new = parsed_new[0], parsed_old[1], parsed_new[1]
+    elif parsed_new and _leads(old, parsed_new[0]):
+        key, value_old, value_new = parsed_new[0], old, parsed_new[1]
+    elif parsed_old and _leads(new, parsed_old[0]):
+        key, value_old, value_new = parsed_old[0], parsed_old[1], new
+    else:
+        return ""
+    both = value_old != old and value_new != new
+    if not _same_shape(_shape(value_old, value_old != old), _shape(value_new, value_new != new)):
+        return ""  # "The wedding is on June 3" / "…is in Napa": another attribute
+    if _ADDED.search(new) or _counts_other(value_old, new):
+        return ""  # "Spotify too"; "three bedrooms" / "1,800 square feet"
+    said_old, said_new = numbers(value_old), numbers(new)
+    if not both and not (said_old and said_new):
+        return ""  # said with a verb ("Netflix costs…"): a quantity's value only
+    if both and bool(_QUANTITY.match(value_old)) != bool(_QUANTITY.match(value_new)):
+        return ""  # "pescatarian" / "about 120 g of protein": another attribute
+    units_old, units_new = _units(value_old), _units(value_new)
+    if units_old and units_new and not units_old & units_new:
+        return ""  # "82 kg" / "180 pounds": one weight on two scales, maybe the same
+    # The old value is gone from the new text: a number it is not worth, or a word of it
+    # (or, where it has neither, all of it: "A+" / "O-"). Words of a quantity ("两杯",
+    # "一天") go with its number.
+    words = [t for t in _tokens(value_old) if t not in key and not _UNIT.search(t)]
+    words = [t for t in words if not re.search(r"[\d零〇一二两三四五六七八九十]", t)]
+    lost = [t for t in words if not _holds(new, t)]
+    if both and said_old and said_new and units_old and lost:
+        return ""  # "左眼450度" / "右眼500度": the number of another thing
+    gone = (said_old and not said_old & said_new) or bool(lost)
+    if not (said_old or words):
+        gone = _plain(value_old) not in _plain(new)
+    return " ".join(key) if gone else ""
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[\s.。,，!！]+", " ", text.casefold()).strip()
+
+
+def may_restate(text: str) -> bool:
+    """Whether ``text`` may say a key again with a new value (:func:`restated` needs the
+    older text): it is shaped "KEY: VALUE" or opens with a key and its verb or number."""
+    if key_value(text) is not None:
+        return True
+    tokens = tuple(_tokens(text))
+    return any(_leads(text, tokens[:n]) for n in range(1, min(3, len(tokens)) + 1))

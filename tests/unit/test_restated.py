@@ -1,0 +1,77 @@
+"""One key said again with another value and no word of change ("My dentist is Dr. Patel."
+/ "Dentist — Dr. Kim."), read as a user writes it: a change of one slot, and not of a
+qualified slot, another attribute of one thing, a key that holds several values, or
+the same value in other words. The rule proposes a change for an LLM to confirm; with
+no LLM it is not used.
+
+Cases written for these tests, not taken from the sets the rule was tuned on
+(docs/measurements.md has those sets' figures).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg.text.changes import judge, may_change
+from memory_pg.text.restated import key_value, numbers
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My accountant is Rita Gomez.", "Accountant: Sam Oduya, downtown."),
+        ("Our staging server is on Hetzner.", "Staging server: DigitalOcean."),
+        ("Gym membership is $45 a month.", "Gym membership: $60/month."),
+        ("My blood type is A+.", "Blood type — O-."),
+        ("健身教练是小王。", "健身教练：阿峰。"),
+        ("我的主治医生是刘医生。", "主治医生：陈医生。"),
+        ("宽带月费一百二。", "宽带月费：一百五十元。"),
+    ],
+)
+def test_a_key_said_again_with_another_value_replaces_the_old_one(old: str, new: str) -> None:
+    assert may_change(new, restate=True)
+    assert judge(old, new, restate=True) is not None
+    # Offline, with no LLM to confirm it, the rule stays out of the decision.
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Another slot, qualified before or after the shared word.
+        ("Rent: $2,000 a month.", "Garage rent: $150 a month."),
+        ("Lunch is at noon.", "Lunch budget: $15."),
+        ("早餐是燕麦。", "周末早餐是煎饼。"),
+        ("研发组组长是老周。", "测试组组长是小吴。"),
+        # Another attribute of one thing: a date and a place, an age and a job.
+        ("The reunion is on August 9.", "The reunion is in Lisbon."),
+        ("Dad is 70.", "Dad is a former pilot."),
+        ("The launch is next Tuesday.", "The launch is in the main hall."),
+        ("家长会是周五下午。", "家长会是线上开。"),
+        # The same value in other words or numerals.
+        ("Rent is $2,000.", "Rent: two grand a month."),
+        ("房租三千。", "房租：3000元。"),
+        # Keys that hold several values at once.
+        ("Allergies: peanuts.", "Allergies: shellfish."),
+        ("爱好是游泳。", "爱好：摄影。"),
+        # A pronoun says one of many things of the speaker.
+        ("I'm a teacher.", "I'm a runner."),
+    ],
+)
+def test_another_slot_or_the_same_value_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new, restate=True) is None
+
+
+def test_numbers_are_compared_by_value() -> None:
+    assert numbers("two grand") == numbers("$2,000") == {2000.0}
+    assert numbers("一万五千元") == numbers("15k") == {15000.0}
+    assert numbers("五千二") == {5200.0}
+    assert numbers("三百六") == {360.0}
+
+
+def test_a_statement_is_read_as_its_key_and_value() -> None:
+    assert key_value("My zip code is 94110.") == (("zip", "code"), "94110")
+    assert key_value("Dad's work line is 555-0199") is not None
+    assert key_value("Dad's work line is 555-0199")[0] == ("dad", "work", "line")  # type: ignore[index]
+    assert key_value("I'm a teacher.") is None  # a pronoun is no key
+    assert key_value("We host on AWS.") is None  # no copula, no colon
