@@ -168,6 +168,7 @@ def judge(
     if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
+    count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
@@ -183,7 +184,8 @@ def judge(
     if (
         zone
         and not subjects.holds_zone(new, zone)
-        and not (kinds_shared or left or attribute or renamed or similar or version)
+        and not (kinds_shared or left or attribute or renamed or similar or version or count)
+        and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
     ):
         return None  # what the old text is about is not named in the new one
     if _time_value(new, signal) and "time" not in stated(old):
@@ -216,7 +218,7 @@ def judge(
         same = "similar"
     elif version:
         same = "version"
-    elif quantities.counted(old) & quantities.counted(new):
+    elif count:
         same = "count"  # "我有两只猫" / "家里三只猫了": one thing counted, another number
     else:
         said = set(stated(old)) & set(stated(new))
@@ -286,8 +288,7 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
 def may_change(text: str, restate: bool = False) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
     of change, a named thing's number, a verb of finishing, a negation, or a key with
-    a value (the
-    decision itself needs the older text: :func:`judge`)."""
+    a value (the decision itself needs the older text: :func:`judge`)."""
     return (
         cue(text) is not None
         or states.versioned(text)

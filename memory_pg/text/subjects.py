@@ -222,6 +222,17 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     return any(_names(text, w) for w in _owned(other, held))
 
 
+def speaks_of_holders(text: str, other: str) -> bool:
+    """Whether ``other`` names holders (my son, 我妈) and ``text`` has a third person for
+    its subject: "My son is in 4th grade" / "He's started 5th grade"."""
+    first = text.split(",")[0]
+    return (
+        bool(holders(other))
+        and bool(_THIRD_PERSON.search(first))
+        and not _FIRST_PERSON.search(first)
+    )
+
+
 def _people(text: str) -> set[str]:
     return {e.key for e in extract(text) if e.kind == "person"}
 
@@ -229,10 +240,13 @@ def _people(text: str) -> set[str]:
 def _names(text: str, word: str) -> bool:
     if has_han(word):
         return word in text
-    return any(
+    if any(
         re.search(r"\b" + re.escape(alias) + r"s?\b", text, re.IGNORECASE) is not None
         for alias in _ALIASES.get(word, (word,))
-    )
+    ):
+        return True
+    # A subject word is a stem (:func:`zone`): "wed" is named by "wedding".
+    return word in {stem(w) for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text)}
 
 
 def _shared_person(a: str, b: str) -> bool:

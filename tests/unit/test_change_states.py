@@ -123,3 +123,18 @@ def test_a_product_named_by_an_ordinary_word_is_one_only_as_a_proper_noun(
     text: str, kinds_named: set[str]
 ) -> None:
     assert product_topics(text) == kinds_named
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A subject word named in another form ("onboarding" is the stem "onboard").
+        ("The onboarding session is on Tuesday", "onboarding got moved to Thursday"),
+        # One thing counted, with no other subject named.
+        ("Our team has 14 engineers.", "After the reorg we're down to 9 engineers."),
+        # The holder named by a pronoun.
+        ("My daughter is in 2nd grade", "She started 3rd grade this fall"),
+    ],
+)
+def test_a_subject_named_another_way_is_one_subject(old: str, new: str) -> None:
+    assert judge(old, new) is not None
