@@ -174,11 +174,16 @@ def count_rows(conn: psycopg.Connection[Any], table: str, user_id: str | None = 
     return int(row[0])
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (the default, pyproject.toml): one worker per core, two at least
-    (most of a test's time is spent waiting on a subprocess or the server), four at
-    most (each worker starts its own PostgreSQL and loads the model)."""
-    return max(2, min(4, os.cpu_count() or 1))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the default, pyproject.toml): one worker per core this process may
+    use, two at least (most of a test's time is spent waiting on a subprocess or the
+    server), four at most (each worker starts its own PostgreSQL and loads the model).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` and ``-n logical`` are left to pytest-xdist."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses == "logical":
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(2, min(4, cores or 1))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

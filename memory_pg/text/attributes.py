@@ -299,6 +299,13 @@ _ASKING = re.compile(
 )
 
 
+#: Attributes one holds several values of, or that many facts give (a count, a time, a
+#: place, an opinion): two texts stating one say little of being about one thing.
+LOOSE = frozenset(
+    {"count", "time", "place", "opinion", "preference", "tool", "diet", "health", "price"}
+)
+
+
 @lru_cache(maxsize=4096)
 def stated(text: str) -> tuple[str, ...]:
     """The attributes ``text`` states, in :data:`ATTRIBUTES` order.

@@ -36,14 +36,14 @@ from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
 from memory_pg.text import quantities, states, subjects
-from memory_pg.text.attributes import stated
+from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
 from memory_pg.text.restated import may_restate, restated
 from memory_pg.text.states import unchanged, versioned
-from memory_pg.text.subjects import KIN, stem
+from memory_pg.text.subjects import KIN, PEER, stem
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
 #: Words that say when or how a change happened, not what it is about.
@@ -222,9 +222,7 @@ def judge(
         same = "count"  # "我有两只猫" / "家里三只猫了": one thing counted, another number
     else:
         said = set(stated(old)) & set(stated(new))
-        both = (said - _LOOSE_ATTRIBUTES) or (
-            said & _SEVERAL_VALUES if _shared_han(old, new) else set()
-        )
+        both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
         if both:
             same = sorted(both)[0]
     if not same:
@@ -317,7 +315,7 @@ def _other_holder(old: str, new: str) -> bool:
         return not held_old & held_new
     if held_old - {"team"}:
         return not subjects.refers_to_holder(new, old, held_old)
-    if any(KIN.search(h) for h in held_new):
+    if any(KIN.search(h) or PEER.search(h) for h in held_new):
         return not subjects.refers_to_holder(old, new, held_new)
     # A role holding the new value in a later clause ("换了个房东，新房东电话…"): the
     # landlord's number, where the old text gives the speaker's.
@@ -461,7 +459,11 @@ def _thing_changed(new: str) -> set[str]:
 
 
 #: A month alone ("婚礼在5月", "in July") is a time too, for telling a date from a place.
-_MONTH = re.compile(r"\d{1,2}\s*月|[一二三四五六七八九十]{1,2}月(?!薪|供|租)")
+_MONTH = re.compile(
+    r"\d{1,2}\s*月|[一二三四五六七八九十]{1,2}月(?!薪|供|租)|\b(?:january|february|march|april"
+    r"|june|july|august|september|october|november|december)\b|\bin may\b|\bmay \d",
+    re.IGNORECASE,
+)
 
 #: Words that name a place as the attribute changed: "venue", "场地".
 _PLACE_WORDS = re.compile(r"\bvenue\b|\blocation\b|场地|地点|地方", re.IGNORECASE)
@@ -524,11 +526,6 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
     return at + len(signal[1]) if at >= 0 else 0
 
 
-#: Attributes too general to make one subject by themselves: any sentence with a
-#: number states a count, any with a verb of liking a preference.
-_LOOSE_ATTRIBUTES = frozenset(
-    {"count", "time", "place", "opinion", "preference", "tool", "diet", "health", "price"}
-)
 #: Attributes a person has several values of at once (two allergies, rent and
 #: salary): one subject only with a word of substance in common (:func:`_shared_han`).
 _SEVERAL_VALUES = frozenset({"diet", "health", "price"})
@@ -575,11 +572,12 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     return True
 
 
-def word_queries(new_text: str) -> tuple[str, str] | None:
+def word_queries(new_text: str, restate: bool = False) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
-    the other products of the kinds it names, and for a move the words of living."""
-    if not _facts.is_change(new_text) and not may_change(new_text):
+    the other products of the kinds it names, and for a move the words of living.
+    ``restate``: as :func:`may_change` (a key said again, where an LLM confirms)."""
+    if not _facts.is_change(new_text) and not may_change(new_text, restate):
         return None
     english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
     if not english and not chinese:

@@ -20,6 +20,9 @@ from memory_pg._segment import EN_STOPWORDS
 
 #: A number in digits or Chinese numerals, with a magnitude after it ("2亿", "15万", "108k").
 _NUM = (
+    # Only where a number starts: tried inside a run of digits, every position would
+    # match to the run's end and back off (quadratic in the run's length).
+    r"(?<![\d.,零〇一二两三四五六七八九十百千几半])"
     r"(?:\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千几半]+)"
     r"\s*(?:[万亿千百]|[kK](?![A-Za-z]))?"
 )
@@ -29,14 +32,17 @@ _EN_NUM = (
 )
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("percent", re.compile(rf"{_NUM}\s*%|百分之|\d+\s*percent\b", re.IGNORECASE)),
-    ("size", re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|[GT]\b|兆|个?G(?![A-Za-z]))", re.I)),
+    ("percent", re.compile(rf"{_NUM}\s*%|百分之|(?<![\d.])\d+\s*percent\b", re.IGNORECASE)),
+    (
+        "size",
+        re.compile(r"(?<![\d.])\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|[GT]\b|兆|个?G(?![A-Za-z]))", re.I),
+    ),
     (
         "money",
         re.compile(
             rf"[$¥￥€£]\s*\d|{_NUM}\s*(?:元|块|刀|美元|美金|人民币|欧|英镑|bucks\b|dollars\b|usd\b|rmb\b)"
             # "108k now", not "5k subs": a noun after it is what is counted.
-            r"|\d+(?:\.\d+)?\s*[kK]\b(?!\s+(?!(?:now|per|this|last|next|and|for|from|after"
+            r"|(?<![\d.])\d+(?:\.\d+)?\s*[kK]\b(?!\s+(?!(?:now|per|this|last|next|and|for|from|after"
             r"|before|since|so|already|total|gross|net|base|salary|a)\b)[a-z]{3,})"
             r"|(?:薪|资|租|费|价|钱|预算|贷|月供|存款|收入|花了|花费|budget|salary|rent|price|cost|pay)"
             rf"[^，,。；;\d]{{0,4}}{_NUM}",
@@ -46,7 +52,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "clock",
         re.compile(
-            r"(?<!\d)\d{1,2}[:：]\d{2}(?!\d)|\b\d{1,2}\s*(?:am|pm)\b|[\d一二两三四五六七八九十]+\s*点(?:半|钟|[\d一二三四五]+分?)?"
+            r"(?<!\d)\d{1,2}[:：]\d{2}(?!\d)|\b\d{1,2}\s*(?:am|pm)\b|(?<![\d一二两三四五六七八九十])[\d一二两三四五六七八九十]+\s*点(?:半|钟|[\d一二三四五]+分?)?"
             r"|\bnoon\b|\bmidnight\b|\bat\s+\d{1,2}(?:[:.]\d{2})?\b(?!\s*(?:%|[A-Za-z]))",
             re.IGNORECASE,
         ),

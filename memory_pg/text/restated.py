@@ -29,11 +29,13 @@ _CLAUSE = re.compile(
     r"[，。；;！!？?（）()]|,(?!\d{3})|(?<!Dr)(?<!Mr)(?<!Ms)(?<!Mrs)(?<!St)(?<!Jr)\.(?:\s|$)"
 )
 #: A separator between key and value, in the order it is looked for.
-_MARK = re.compile(r"\s*(?:[:：=]|—|–|\s-\s)\s*")
-_COPULA_EN = re.compile(r"\s+(?:is|are|was)\s+", re.IGNORECASE)
+_MARK = re.compile(r"[:：=]|—|–|(?<!\s)\s-\s")
+_COPULA_EN = re.compile(r"(?<!\s)\s+(?:is|are|was)\s", re.IGNORECASE)
 #: "zip's 10027", "HR's around 58": a copula only where no "is" follows (else a
 #: possessive: "Dad's work line is…").
 _CONTRACTED = re.compile(r"['’]s\s+", re.IGNORECASE)
+#: A statement of one key and its value is short: longer texts are not read as one.
+_LONGEST = 300
 _POSSESSIVE_ZH = re.compile(r"^(?:我们的|我的|你的|咱们的)")
 _COPULA_ZH = frozenset("是 叫 为 姓".split())
 _PRONOUNS = frozenset(
@@ -87,9 +89,12 @@ _EN_WORDS = {
 } | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
 _EN_SCALE = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 10**6}
 _NUMBER = re.compile(
-    r"(?<![A-Za-z\d])(\d+(?:[.,]\d+)*)\s*([kKmM](?![A-Za-z])|万|千|亿)?"
+    # A number with thousands separators and one decimal point; "10.0.0.5" and
+    # "18.2.0" are read as the numbers they hold, not as one.
+    r"(?<![A-Za-z\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d.]*\.\d)"
+    r"\s*([kKmM](?![A-Za-z])|万|千|亿)?"
     r"|([零〇一二两三四五六七八九十百千万亿]+)"
-    r"|\b((?:(?:" + "|".join(_EN_WORDS) + r")[\s-]?)+)"
+    r"|\b((?:(?:" + "|".join(sorted(_EN_WORDS, key=len, reverse=True)) + r")\b[\s-]?)+)"
     r"(?:\s*(hundred|thousand|grand|million)\b)?",
     re.IGNORECASE,
 )
@@ -137,7 +142,7 @@ def numbers(text: str) -> frozenset[float]:
                 continue
             value = parsed
         else:
-            parts = [_EN_WORDS[w.lower()] for w in re.split(r"[\s-]+", words.strip()) if w]
+            parts = [_EN_WORDS.get(w.lower(), 0) for w in re.split(r"[\s-]+", words.strip()) if w]
             value = float(sum(parts)) * _EN_SCALE.get((word_scale or "").lower(), 1)
         found.add(value)
     return frozenset(found)
@@ -160,12 +165,14 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
         >>> key_value("支付项目负责人：赵敏")
         (('支付', '项目', '负责人'), '赵敏')
     """
+    if len(text) > _LONGEST:
+        return None
     clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
     m = _MARK.search(clause)
     if m is None and not has_han(clause):
         m = _COPULA_EN.search(clause) or _CONTRACTED.search(clause)
     if m is not None:
-        key, value = clause[: m.start()], clause[m.end() :]
+        key, value = clause[: m.start()].strip(), clause[m.end() :].strip()
     elif has_han(clause):
         words = ordered_words(clause)
         at = next((i for i, w in enumerate(words) if w in _COPULA_ZH), -1)
@@ -289,6 +296,8 @@ def restated(old: str, new: str) -> str:
         >>> restated("My home address is 14 Elm Road.", "Work address is 9 Park Row.")
         ''
     """
+    if len(old) > _LONGEST or len(new) > _LONGEST:
+        return ""
     parsed_old, parsed_new = key_value(old), key_value(new)
     if parsed_old and parsed_new:
         if not _same_key(parsed_old[0], parsed_new[0]):
@@ -334,6 +343,8 @@ def _plain(text: str) -> str:
 def may_restate(text: str) -> bool:
     """Whether ``text`` may say a key again with a new value (:func:`restated` needs the
     older text): it is shaped "KEY: VALUE" or opens with a key and its verb or number."""
+    if len(text) > _LONGEST:
+        return False
     if key_value(text) is not None:
         return True
     tokens = tuple(_tokens(text))

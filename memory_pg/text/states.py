@@ -15,6 +15,7 @@ import re
 from memory_pg._segment import EN_STOPWORDS
 from memory_pg.entities import has_han
 from memory_pg.text import quantities
+from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.subjects import stem
 
 #: A thing to do, by the verb that opens it: "pay the credit card bill", "need to renew
@@ -124,12 +125,22 @@ _NEW_SITUATION = re.compile(
 )
 
 
+#: A day or an occasion: "今天喝了三杯咖啡了" tells of one day, not of a new habit.
+_OCCASION = re.compile(r"今天|昨天|前天|刚才|刚刚|今早|今晚|昨晚|这次|上次|那天|这周|上周")
+
+
 def new_situation(old: str, new: str) -> str:
     """The clause-final 了 that says the new text's state is a new one, where the old
-    text says its own state with none; or "". Chinese only: English says it with a
-    word ("now", "these days") that :mod:`memory_pg.text.cues` lists."""
+    text says its own state with none, of the same thing: one thing counted ("两只猫" /
+    "三只猫了") or an attribute one has one value of ("上幼儿园" / "上一年级了"); or "".
+    Not of an occasion ("今天吃了花生了") and not of another attribute ("我妈在医院当
+    护士" / "我妈感冒了"). Chinese only: English says it with a word ("now", "these
+    days") that :mod:`memory_pg.text.cues` lists."""
     m = _NEW_SITUATION.search(new)
-    if m is None or _NEW_SITUATION.search(old):
+    if m is None or _NEW_SITUATION.search(old) or _OCCASION.search(new):
+        return ""
+    one = (set(stated(old)) & set(stated(new))) - LOOSE
+    if not (one or quantities.counted(old) & quantities.counted(new)):
         return ""
     return m.group(0).strip(" ，,。！!；;…")
 

@@ -51,6 +51,12 @@ VERB = re.compile(
 #: A copula: where it comes first in a sentence, what stands before it is the subject
 #: even if a word that can be a verb is in it ("Our team lead is Tom").
 _COPULA = re.compile(r"\b(?:is|are|was|were)\b|'s\b|'re\b", re.IGNORECASE)
+#: Holders who are people beside the speaker, not a role the speaker fills: a count,
+#: a pet, a job said of them is theirs ("邻居家现在三只猫" beside "我有两只猫").
+PEER = re.compile(
+    r"friend|colleague|coworker|roommate|neighbou?r|girlfriend|boyfriend|朋友|同事|室友|邻居|男朋友|女朋友",
+    re.IGNORECASE,
+)
 #: Holders that are family: a fact of theirs is never the speaker's.
 KIN = re.compile(
     r"wife|husband|partner|son|daughter|kid|child|mom|mother|dad|father|parent|sister|brother"
@@ -245,8 +251,9 @@ def _names(text: str, word: str) -> bool:
         for alias in _ALIASES.get(word, (word,))
     ):
         return True
-    # A subject word is a stem (:func:`zone`): "wed" is named by "wedding".
-    return word in {stem(w) for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text)}
+    # A subject word is a stem (:func:`zone`): "onboard" is named by "onboarding". Not
+    # a short one: "new" is the stem of "news", "not" of "notes".
+    return len(word) > 3 and word in {stem(w) for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text)}
 
 
 def _shared_person(a: str, b: str) -> bool:

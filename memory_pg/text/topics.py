@@ -235,7 +235,7 @@ _ROLE_NOUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: celery", "cut me some slack", "clean the windows"): a product only as a proper noun,
 #: with its capital.
 _ORDINARY_WORDS = frozenset(
-    "spring express rails celery java windows linear notion slack keeper stripe swift rust "
+    "spring express rails celery windows linear notion slack keeper stripe swift rust "
     "ruby sublime oracle flask kindle civic asana gemini llama pixel".split()
 )
 
@@ -244,8 +244,13 @@ def _keyword_pattern(keyword: str) -> re.Pattern[str]:
     if _CJK.search(keyword):
         return re.compile(re.escape(keyword), re.I)  # "华为Mate" as "华为mate"
     if keyword in _ORDINARY_WORDS:
+        # Any case beside Chinese ("团队用slack沟通"), where the word has no English sense.
+        word = "(?i:" + re.escape(keyword) + ")"
         body = keyword[0].upper() + "(?i:" + re.escape(keyword[1:]) + ")"
-        return re.compile(r"(?<![A-Za-z0-9_])" + body + r"(?![A-Za-z0-9_])")
+        return re.compile(
+            r"(?<![A-Za-z0-9_])(?:(?<=[\u4e00-\u9fff])" + word + "|" + word + r"(?=[\u4e00-\u9fff])"
+            "|" + body + r")(?![A-Za-z0-9_])"
+        )
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(keyword) + r"(?![A-Za-z0-9_])", re.I)
 
 

@@ -85,7 +85,7 @@ def test_a_short_form_is_written_out_only_from_the_other_text() -> None:
     [
         # A state said again with a clause-final 了: a new situation, with no word of change.
         ("女儿在上小学五年级", "女儿上初一了"),
-        ("我们家住六楼", "家里住到十二楼了"),
+        ("我儿子在上幼儿园", "儿子上一年级了"),
         ("我养了一条狗", "家里两条狗了"),
     ],
 )
@@ -102,6 +102,18 @@ def test_a_chinese_state_ending_in_le_is_a_new_situation(old: str, new: str) -> 
         ("女儿在上小学五年级", "儿子上初一了"),
         # Both texts end in 了: neither says the other's state is over.
         ("我戒烟了", "我也戒酒了"),
+        # Another attribute of the same person or thing, or an occasion, not a new state.
+        ("我对花生过敏", "今天吃了花生了"),
+        ("我妈在医院当护士", "我妈感冒了"),
+        ("我住在杭州", "杭州下雪了"),
+        ("老婆喜欢吃辣", "老婆怀孕了"),
+        ("女儿在上小学五年级", "女儿发烧了"),
+        ("我老公在银行上班", "老公出差了"),
+        ("我每天喝两杯咖啡", "今天喝了三杯咖啡了"),
+        # Another thing counted, or the same thing counted of someone else.
+        ("我家有三只猫", "邻居家三只狗了"),
+        ("我有两只猫", "邻居家现在三只猫"),
+        ("我们组有五个人", "今天会议来了三个人了"),
     ],
 )
 def test_a_clause_ending_in_le_alone_changes_nothing_else(old: str, new: str) -> None:
@@ -117,6 +129,8 @@ def test_a_clause_ending_in_le_alone_changes_nothing_else(old: str, new: str) ->
         ("The backend runs on Spring Boot", {"framework"}),
         ("Background jobs go through Celery", {"queue"}),
         ("Team chat moved to Slack", {"chat"}),
+        # Beside Chinese the word has no English sense: any case names the product.
+        ("团队用slack沟通", {"chat"}),
     ],
 )
 def test_a_product_named_by_an_ordinary_word_is_one_only_as_a_proper_noun(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pg.text.changes import judge, may_change
-from memory_pg.text.restated import key_value, numbers
+from memory_pg.text.restated import key_value, numbers, restated
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,21 @@ def test_a_key_said_again_with_another_value_replaces_the_old_one(old: str, new:
     ],
 )
 def test_another_slot_or_the_same_value_keeps_both(old: str, new: str) -> None:
+    assert restated(old, new) == ""
     assert judge(old, new, restate=True) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Staging IP: 10.0.0.5", "Staging IP: 10.0.0.7"),
+        ("Node version: 18.2.0", "Node version: 20.1.0"),
+        ("Code: 1234", "Code: onetwo"),
+        ("Wi-Fi: " + "1" * 4000, "Wi-Fi: " + "2" * 4000),
+    ],
+)
+def test_dotted_numbers_words_and_long_values_are_read_without_error(old: str, new: str) -> None:
+    judge(old, new, restate=True)  # a version, an address, a word: no error either way
 
 
 def test_numbers_are_compared_by_value() -> None:
@@ -67,6 +81,8 @@ def test_numbers_are_compared_by_value() -> None:
     assert numbers("一万五千元") == numbers("15k") == {15000.0}
     assert numbers("五千二") == {5200.0}
     assert numbers("三百六") == {360.0}
+    assert numbers("10.0.0.5") == numbers("18.2.0") == frozenset()  # an address, a version
+    assert numbers("onerous Tenet") == frozenset()  # words that only begin like numbers
 
 
 def test_a_statement_is_read_as_its_key_and_value() -> None:
