@@ -172,7 +172,7 @@ def judge(
     zone = subjects.zone(old) - _FILLER
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
-    if subjects.other_subject(old, new, _FILLER):
+    if subjects.other_subject(old, new, _FILLER) or subjects.other_scope(old, new):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
     left = _left(old, new, zone) or bool(_left_behind(old, new))
     attribute = _same_attribute(old, new, zone)

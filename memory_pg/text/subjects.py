@@ -362,6 +362,23 @@ def stem(word: str) -> str:
     return w
 
 
+#: A purpose put before the speaker: "For my hobby project I switched to SQLite". The
+#: new fact holds there, which the old one may not name. (A Chinese topic before 我,
+#: "代码仓库我们迁到GitHub了", is as often the old fact's own subject: not read.)
+_SCOPE = re.compile(
+    r"^\s*for\s+(?:my|our|the|a|an|his|her)?\s*([a-z][a-z -]{2,30}?)\s*(?:,|(?=\s(?:i|we)\b))",
+    re.IGNORECASE,
+)
+
+
+def other_scope(old: str, new: str) -> bool:
+    """Whether ``new`` puts its fact in a scope of its own that ``old`` does not name:
+    "I use Postgres at work" / "For my hobby project I switched to SQLite"."""
+    m = _SCOPE.match(new)
+    words = [stem(w) for w in m.group(1).split() if w.lower() not in _FUNCTION] if m else []
+    return bool(words) and not any(_names(old, w) for w in words)
+
+
 def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> bool:
     """Whether both texts name one noun with a different word next to it: two things
     of one kind ("测试环境" / "生产环境", "Server A" / "Server B", "Project Atlas" /

@@ -152,3 +152,10 @@ def test_a_product_named_by_an_ordinary_word_is_one_only_as_a_proper_noun(
 )
 def test_a_subject_named_another_way_is_one_subject(old: str, new: str) -> None:
     assert judge(old, new) is not None
+
+
+def test_a_change_for_a_purpose_of_its_own_keeps_the_old_fact() -> None:
+    # The switch is for work notes; the old fact says nothing of them.
+    assert judge("I write my notes in Obsidian", "For work notes I switched to OneNote") is None
+    # The same purpose on both sides: one subject, changed.
+    assert judge("For side projects I use Vim", "For side projects I switched to Helix") is not None
