@@ -159,3 +159,16 @@ def test_a_change_for_a_purpose_of_its_own_keeps_the_old_fact() -> None:
     assert judge("I write my notes in Obsidian", "For work notes I switched to OneNote") is None
     # The same purpose on both sides: one subject, changed.
     assert judge("For side projects I use Vim", "For side projects I switched to Helix") is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A product kind named in either language: 安卓 is Android, 沃尔沃 is Volvo.
+        ("我用安卓手机", "我换了iPhone"),
+        ("我开的是沃尔沃", "去年换成了比亚迪"),
+        ("I drive a Honda", "I switched to a Tesla"),
+    ],
+)
+def test_a_product_of_one_kind_replaces_another_in_either_language(old: str, new: str) -> None:
+    assert judge(old, new, (product_topics(old), product_topics(new))) is not None
