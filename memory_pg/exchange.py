@@ -377,6 +377,12 @@ def _pipelined(
             _send_first(conn, raw, first)
             ending.armed = True
             return materialise(conn.execute(*split_step(step)))
+    except psycopg.Error as exc:
+        # The pipeline's own Sync, outside any statement, found the session gone.
+        lost = raw.closed or raw.broken
+        if lost:
+            conn.invalidate(exc)
+        raise _wrapped(exc, "SYNC", conn.dialect, lost) from exc
     finally:
         raw.cursor_factory = psycopg.Cursor
 
@@ -467,6 +473,11 @@ async def _pipelined_async(
             await _send_first_async(conn, raw, first)
             ending.armed = True
             return materialise(await conn.execute(*split_step(step)))
+    except psycopg.Error as exc:
+        lost = raw.closed or raw.broken  # as in :func:`_pipelined`
+        if lost:
+            await conn.invalidate(exc)
+        raise _wrapped(exc, "SYNC", conn.dialect, lost) from exc
     finally:
         raw.cursor_factory = psycopg.AsyncCursor
 
