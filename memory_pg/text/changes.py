@@ -278,9 +278,9 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
         return "negated", flipped
     situation = states.new_situation(old, new)
     if situation:
-        return "now", "了"  # the mark itself: the history holds no text of the user's
-    key = restated(old, new) if restate else ""  # "Dentist is Dr. Patel" / "Dentist: Dr. Kim"
-    return ("restated", "") if key else None
+        return "now", situation
+    # "Dentist is Dr. Patel" / "Dentist: Dr. Kim": no cue word, none of the user's words.
+    return ("restated", "") if restate and restated(old, new) else None
 
 
 def may_change(text: str, restate: bool = False) -> bool:

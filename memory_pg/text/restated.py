@@ -264,7 +264,8 @@ def _counts_other(old: str, new: str) -> bool:
     return bool(nouns) and not nouns & {stem(w) for w in _COUNT_NOUN.findall(new)}
 
 
-_PREPOSITION = re.compile(r"^\s*(in|at|on|near|from|with|by|due|until|till|在|于|由)\b", re.I)
+#: (No ``\b`` after 在: between two Han characters there is none.)
+_PREPOSITION = re.compile(r"^\s*(?:(in|at|on|near|from|with|by|due|until|till)\b|(在|于|由))", re.I)
 
 
 def _shape(value: str, parsed: bool) -> tuple[frozenset[str], str]:
@@ -275,7 +276,7 @@ def _shape(value: str, parsed: bool) -> tuple[frozenset[str], str]:
     if "time" in said:
         return frozenset({"time"}), ""
     m = _PREPOSITION.match(value) if parsed else None
-    return frozenset(said), m.group(1).lower() if m else ""
+    return frozenset(said), (m.group(1) or m.group(2)).lower() if m else ""
 
 
 def _same_shape(a: tuple[frozenset[str], str], b: tuple[frozenset[str], str]) -> bool:

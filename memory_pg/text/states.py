@@ -130,7 +130,7 @@ _OCCASION = re.compile(r"今天|昨天|前天|刚才|刚刚|今早|今晚|昨晚
 
 
 def new_situation(old: str, new: str) -> str:
-    """The clause-final 了 that says the new text's state is a new one, where the old
+    """ "了" where a clause-final 了 says the new text's state is a new one, where the old
     text says its own state with none, of the same thing: one thing counted ("两只猫" /
     "三只猫了") or an attribute one has one value of ("上幼儿园" / "上一年级了"); or "".
     Not of an occasion ("今天吃了花生了") and not of another attribute ("我妈在医院当
@@ -142,7 +142,7 @@ def new_situation(old: str, new: str) -> str:
     one = (set(stated(old)) & set(stated(new))) - LOOSE
     if not (one or quantities.counted(old) & quantities.counted(new)):
         return ""
-    return m.group(0).strip(" ，,。！!；;…")
+    return "了"  # the mark, not the words before it: a history event holds no user text
 
 
 #: Words that say nothing changed: "计划照旧", "still Sam's team".
