@@ -273,10 +273,36 @@ def _start_service(url: str, model: str, log: Path) -> tuple[subprocess.Popen[by
             raise SystemExit("the service exited: " + log.read_text(errors="replace")[-2000:])
         try:
             if httpx.get(base + "/readyz", timeout=5).status_code == 200:
-                return proc, base
+                break
         except httpx.TransportError:
             pass
         time.sleep(0.3)
+    _until_quiet(proc.pid)
+    return proc, base
+
+
+def _until_quiet(pid: int, limit_s: float = 120.0) -> None:
+    """Wait until the process uses under 5% of a core for a second (Linux; elsewhere
+    return at once). The service builds its search statements in the background once
+    it is up (seconds of CPU, logged at -v only): measure after that, as a
+    long-running service is, rather than count that work in the first requests."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_s() -> float:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    deadline = time.monotonic() + limit_s
+    before = cpu_s()
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_s()
+        if now - before < 0.05:
+            return
+        before = now
 
 
 def _run_side(

@@ -251,6 +251,94 @@ class _Tokens:
         return tokens
 
 
+class _Call:
+    """One caller's texts, and what came back for them."""
+
+    __slots__ = ("done", "error", "texts", "turn", "vectors")
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
+        self.done = threading.Event()
+        #: Set when this caller is to run the batch that holds its texts.
+        self.turn: list[_Call] | None = None
+        self.vectors: Vectors | None = None
+        self.error: BaseException | None = None
+
+
+class _Coalescer:
+    """Concurrent calls of ``run`` (texts -> one vector per text) run together.
+
+    A call that finds the model idle runs at once: no caller ever waits for others
+    to arrive. Calls that arrive while it runs queue; when it ends, the first of
+    them runs all that queued (up to ``limit`` texts; a larger call runs alone) in
+    one pass, and each caller gets its own rows back. One forward pass of 16 short
+    texts costs about half the CPU per text of 16 passes of one (3.1 against 5.3-6.5
+    ms on 2 cores), and a service under load embeds many writes at once; a lone
+    caller pays nothing. An error reaches every caller of the batch it broke.
+    """
+
+    def __init__(self, run: Callable[[Sequence[str]], Vectors], limit: int) -> None:
+        self._run = run
+        self._limit = max(1, limit)
+        self._lock = threading.Lock()
+        self._busy = False
+        self._queued: list[_Call] = []
+
+    @property
+    def waiting(self) -> int:
+        """Calls queued behind the one running."""
+        with self._lock:
+            return len(self._queued)
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        call = _Call(texts)
+        with self._lock:
+            if self._busy:
+                self._queued.append(call)
+            else:
+                self._busy = True
+                call.turn = [call]
+        if call.turn is None:
+            call.done.wait()
+        if call.turn is not None:  # this caller runs the batch its texts are in
+            self._run_batch(call.turn)
+        if call.error is not None:
+            raise call.error
+        assert call.vectors is not None
+        return call.vectors
+
+    def _run_batch(self, batch: list[_Call]) -> None:
+        try:
+            texts = [text for call in batch for text in call.texts]
+            vectors = self._run(texts)
+            start = 0
+            for call in batch:
+                call.vectors = vectors[start : start + len(call.texts)]
+                start += len(call.texts)
+        except BaseException as exc:  # each caller raises it, the runner included
+            for call in batch:
+                call.error = exc
+        finally:
+            self._next()
+            for call in batch[1:]:
+                call.done.set()
+
+    def _next(self) -> None:
+        """Hand the model to the first queued caller, with what fits in one batch."""
+        with self._lock:
+            if not self._queued:
+                self._busy = False
+                return
+            batch: list[_Call] = []
+            size = 0
+            while self._queued and (not batch or size + len(self._queued[0].texts) <= self._limit):
+                call = self._queued.pop(0)
+                batch.append(call)
+                size += len(call.texts)
+        batch[0].turn = batch
+        batch[0].done.set()
+
+
 class OnnxEmbedder:
     """An :class:`~memory_pg.embedding.Embedder` for the bundled model on ONNX Runtime.
 
@@ -311,6 +399,7 @@ class OnnxEmbedder:
         self._model_path: Path | None = None
         #: Vectors of recent queries (see :class:`~memory_pg.embedding.QueryVectorCache`).
         self.query_cache = QueryVectorCache()
+        self._coalesced = _Coalescer(self._embed_documents, batch_size)
 
     @property
     def dimension(self) -> int:
@@ -428,15 +517,30 @@ class OnnxEmbedder:
         )
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        """Vectors for texts to store, one row per text, L2-normalised."""
+        """Vectors for texts to store, one row per text, L2-normalised.
+
+        Calls from several threads that arrive while the model runs are run together,
+        as one batch, when it is free (see :class:`_Coalescer`).
+        """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        # Batches of similar length pad little (as sentence-transformers does).
+        return self._coalesced(texts)
+
+    def _embed_documents(self, texts: Sequence[str]) -> Vectors:
+        # Batches of similar length pad little (as sentence-transformers does); a
+        # text under half the length of its batch's longest starts the next batch, so
+        # short writes run together are not padded to one long one.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            out[chunk] = self._run([texts[i] for i in chunk])
+        chunk: list[int] = []
+        for i in order:
+            if chunk and (
+                len(chunk) == self.batch_size or 2 * len(texts[i]) < len(texts[chunk[0]]) - 64
+            ):
+                out[chunk] = self._run([texts[j] for j in chunk])
+                chunk = []
+            chunk.append(i)
+        out[chunk] = self._run([texts[j] for j in chunk])
         return out
 
     def embed_query(self, text: str) -> Vectors:

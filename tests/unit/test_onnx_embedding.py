@@ -26,7 +26,12 @@ from memory_pg.embedding import (
     readability,
 )
 from memory_pg.errors import ConfigurationError, EmbeddingError, InvalidArgument
-from memory_pg.onnx_embedding import OnnxEmbedder, ensure_onnx_model, quantized_model_path
+from memory_pg.onnx_embedding import (
+    OnnxEmbedder,
+    _Coalescer,
+    ensure_onnx_model,
+    quantized_model_path,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -103,6 +108,98 @@ def test_onnx_vectors_match_the_torch_model(
         assert query.shape == (384,)
         assert float(query @ torch_model.embed_query(text)) >= 0.999
     assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-5)
+
+
+def test_writers_in_many_threads_each_get_their_own_vectors(
+    onnx: OnnxEmbedder, torch_model: SentenceTransformerEmbedder
+) -> None:
+    """Calls that arrive while the model runs are embedded together; each caller gets
+    its own rows, the same as alone (texts of very different lengths among them)."""
+    calls = [[text] for text in TEXTS] + [TEXTS[2:5], [TEXTS[-1], "short"]] * 3
+    expected = [torch_model.embed_documents(texts) for texts in calls]
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(calls))
+
+    def write(i: int) -> None:
+        start.wait()
+        got[i] = onnx.embed_documents(calls[i])
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i, texts in enumerate(calls):
+        assert got[i].shape == (len(texts), 384)
+        assert (got[i] * expected[i]).sum(axis=1).min() >= 0.999, texts
+
+
+def _held_run(log: list[list[str]], hold: threading.Event) -> Callable[..., np.ndarray]:
+    def run(texts: list[str]) -> np.ndarray:
+        log.append(list(texts))
+        if len(log) == 1:
+            hold.wait(10)
+        if "bad" in texts:
+            raise EmbeddingError("the model failed")
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    return run
+
+
+def _queue_behind_a_running_call(limit: int, calls: list[list[str]]) -> dict[str, object]:
+    """``calls[0]`` runs (and is held); the rest queue behind it; then all finish."""
+    log: list[list[str]] = []
+    hold = threading.Event()
+    coalescer = _Coalescer(_held_run(log, hold), limit)
+    results: dict[str, object] = {}
+
+    def call(texts: list[str]) -> None:
+        try:
+            results[texts[0]] = coalescer(texts)[:, 0].tolist()
+        except EmbeddingError as exc:
+            results[texts[0]] = exc
+
+    first = threading.Thread(target=call, args=(calls[0],))
+    first.start()
+    while not log:
+        threading.Event().wait(0.005)
+    rest = [threading.Thread(target=call, args=(texts,)) for texts in calls[1:]]
+    for thread in rest:
+        thread.start()
+    while coalescer.waiting < len(rest):
+        threading.Event().wait(0.005)
+    hold.set()
+    for thread in [first, *rest]:
+        thread.join(10)
+    results["passes"] = log
+    return results
+
+
+def test_calls_queued_behind_a_running_one_run_as_one_batch() -> None:
+    results = _queue_behind_a_running_call(
+        4,
+        [["first"], ["a"], ["bb", "ccc"], ["dddd"], ["eeeee"]],
+    )
+    # The first ran alone at once; the queued ran together, as many as fit in a batch.
+    assert results.pop("passes") == [["first"], ["a", "bb", "ccc", "dddd"], ["eeeee"]]
+    assert results == {
+        "first": [5.0],
+        "a": [1.0],
+        "bb": [2.0, 3.0],
+        "dddd": [4.0],
+        "eeeee": [5.0],
+    }
+
+
+def test_a_failed_batch_fails_each_of_its_callers_and_no_other() -> None:
+    results = _queue_behind_a_running_call(
+        2,
+        [["first"], ["bad"], ["x"], ["yy"]],
+    )
+    assert results.pop("passes") == [["first"], ["bad", "x"], ["yy"]]
+    assert isinstance(results["bad"], EmbeddingError)
+    assert results["x"] is results["bad"]
+    assert results["first"] == [5.0] and results["yy"] == [2.0]
 
 
 def test_onnx_reads_what_the_torch_model_reads(
