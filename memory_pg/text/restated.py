@@ -29,7 +29,7 @@ _CLAUSE = re.compile(
     r"[，。；;！!？?（）()]|,(?!\d{3})|(?<!Dr)(?<!Mr)(?<!Ms)(?<!Mrs)(?<!St)(?<!Jr)\.(?:\s|$)"
 )
 #: A separator between key and value, in the order it is looked for.
-_MARK = re.compile(r"[:：=]|—|–|(?<!\s)\s-\s")
+_MARK = re.compile(r"(?<!\d):(?!\d)|[：=]|—|–|(?<!\s)\s-\s")  # not a time's "9:30"
 _COPULA_EN = re.compile(r"(?<!\s)\s+(?:is|are|was)\s", re.IGNORECASE)
 #: "zip's 10027", "HR's around 58": a copula only where no "is" follows (else a
 #: possessive: "Dad's work line is…").
@@ -47,12 +47,21 @@ _FILLER = EN_STOPWORDS | frozenset(
     "currently usually typically basically just also still only per "
     "的 了 离 我 我们 我的 我们的 在 是 也 就 都 一般 大概 大约 左右 目前".split()
 )
-#: Keys that hold several values at once: a second one adds to the first.
+#: Keys that hold several values at once: a second one adds to the first. Among them
+#: the lists of things to do, buy or take ("Todo:", "Grocery run:", "Packing for
+#: Iceland:", 待办, 购物): an item is added to one, not put in place of the last.
 _SEVERAL = re.compile(
     r"allerg|hobb|language|pet\b|pets|friend|skill|interest|kid|child|sibling|"
     r"过敏|爱好|兴趣|语言|宠物|朋友|技能|孩子|特长",
     re.IGNORECASE,
 )
+_LISTS = re.compile(
+    r"to-?do|task|errand|grocer|shopping|packing|wish|reminder|"
+    r"待办|任务|购物|要买|采购|行李|提醒|备忘",
+    re.IGNORECASE,
+)
+#: A list's own attributes are single ("Grocery budget: $600", 购物预算).
+_LIST_ATTRIBUTE = re.compile(r"(?:budget|cost|day|time|date|预算|费用|时间|日期)\s*$", re.I)
 
 #: Nouns that name an attribute of the thing before them: "office" / "office address",
 #: "物业" / "物业电话" are one slot named more or less fully.
@@ -178,7 +187,8 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
         at = next((i for i, w in enumerate(words) if w in _COPULA_ZH), -1)
         if at <= 0:
             return None
-        key, value = "".join(words[:at]), "".join(words[at + 1 :])
+        # "后端数据库用的是MySQL": what a thing uses is its value.
+        key, value = "".join(words[:at]).removesuffix("用的"), "".join(words[at + 1 :])
     else:
         return None
     words = ordered_words(_POSSESSIVE_ZH.sub("", key.strip()))
@@ -187,7 +197,8 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
     tokens = tuple(_tokens(key))
     if not 1 <= len(tokens) <= 4 or not value.strip():
         return None
-    return tokens, value
+    # A number in a key names its slot: "第1个需求" / "第2个需求", "Q3 budget" / "Q4 budget".
+    return tokens + tuple(f"#{n:g}" for n in sorted(numbers(key))), value
 
 
 def _several(key: str) -> bool:
@@ -197,10 +208,30 @@ def _several(key: str) -> bool:
     plural = any(re.search(r"[^su'’]s$", w) for w in words[:1] + words[-1:])
     return bool(
         _SEVERAL.search(key)
+        or (_LISTS.search(key) and not _LIST_ATTRIBUTE.search(key))
         or plural
         or re.search(r"\b(?:list|items|things)\b|清单|列表", key, re.IGNORECASE)
         or key.strip().endswith("的")
     )
+
+
+#: Titles after a Chinese name (李大夫, 王老师): the name is what comes before.
+_TITLE_ZH = re.compile(r"(?:大夫|医生|老师|教授|先生|女士|小姐|阿姨|师傅|总|经理|律师)$")
+#: One scale in two languages' units ("50mg" / "100 毫克", "kg" / 公斤).
+_SCALES = (
+    frozenset({"mg", "毫"}),
+    frozenset({"ml", "毫"}),
+    frozenset({"kg", "公", "千"}),
+    frozenset({"km", "公"}),
+    frozenset({"g", "gr", "克"}),
+    frozenset({"lb", "po", "磅"}),
+    frozenset({"cm", "厘"}),
+)
+
+
+def _one_scale(a: set[str], b: set[str]) -> bool:
+    """Whether two sets of units share one scale (the same unit, or its other name)."""
+    return bool(a & b) or any(x in scale and y in scale for scale in _SCALES for x in a for y in b)
 
 
 def _units(text: str) -> set[str]:
@@ -272,7 +303,8 @@ def _shape(value: str, parsed: bool) -> tuple[frozenset[str], str]:
     """What kind of value a text states, as far as a time, a job or a place tell, and
     the word that introduces it: "on June 3" and "in Napa", "a nurse" and "in Chengdu"
     are values of two attributes of one key."""
-    said = set(stated(value)) & {"time", "occupation", "place"}
+    # "our tech lead" / "allergic to cats": two attributes of Tom.
+    said = set(stated(value)) & {"time", "occupation", "place", "diet"}
     if "time" in said:
         return frozenset({"time"}), ""
     m = _PREPOSITION.match(value) if parsed else None
@@ -311,6 +343,7 @@ def restated(old: str, new: str) -> str:
     else:
         return ""
     both = value_old != old and value_new != new
+    shape = _shape(value_old, value_old != old)[0]
     if not _same_shape(_shape(value_old, value_old != old), _shape(value_new, value_new != new)):
         return ""  # "The wedding is on June 3" / "…is in Napa": another attribute
     if _ADDED.search(new) or _counts_other(value_old, new):
@@ -321,7 +354,7 @@ def restated(old: str, new: str) -> str:
     if both and bool(_QUANTITY.match(value_old)) != bool(_QUANTITY.match(value_new)):
         return ""  # "pescatarian" / "about 120 g of protein": another attribute
     units_old, units_new = _units(value_old), _units(value_new)
-    if units_old and units_new and not units_old & units_new:
+    if units_old and units_new and not _one_scale(units_old, units_new):
         return ""  # "82 kg" / "180 pounds": one weight on two scales, maybe the same
     # The old value is gone from the new text: a number it is not worth, or a word of it
     # (or, where it has neither, all of it: "A+" / "O-"). Words of a quantity ("两杯",
@@ -329,12 +362,24 @@ def restated(old: str, new: str) -> str:
     words = [t for t in _tokens(value_old) if t not in key and not _UNIT.search(t)]
     words = [t for t in words if not re.search(r"[\d零〇一二两三四五六七八九十]", t)]
     lost = [t for t in words if not _holds(new, t)]
-    if both and said_old and said_new and units_old and lost:
+    if both and said_old and said_new and units_old and lost and "time" not in shape:
         return ""  # "左眼450度" / "右眼500度": the number of another thing
     gone = (said_old and not said_old & said_new) or bool(lost)
+    if _names(value_old) and _names(value_old) <= _names(value_new):
+        gone = False  # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again
+    core = _TITLE_ZH.sub("", value_old).strip("。 ，")
+    if has_han(core) and len(core) <= 4 and core in new:
+        gone = False  # "李大夫" / "社区医院的李建华大夫": one person named more fully
     if not (said_old or words):
         gone = _plain(value_old) not in _plain(new)
     return " ".join(key) if gone else ""
+
+
+def _names(text: str) -> frozenset[str]:
+    """The capitalised words of a value that are not titles ("Dr.", "Mrs."): its names."""
+    return frozenset(
+        w.casefold() for w in re.findall(r"\b[A-Z][a-z]+\b(?!\.)", text) if w.lower() not in _FILLER
+    )
 
 
 def _plain(text: str) -> str:
