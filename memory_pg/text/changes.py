@@ -124,7 +124,7 @@ def judge(
     new: str,
     product_kinds: tuple[set[str], set[str]] | None = None,
     similar: bool = False,
-    restate: bool = True,
+    restate: bool = False,
 ) -> Evidence | None:
     """The evidence that ``new`` changes what ``old`` said, or None to keep both.
 
@@ -132,7 +132,7 @@ def judge(
     when the caller knows them; one kind in common makes one subject. ``similar``:
     an embedding model that reads both texts finds them close ("coffee" and
     "caffeine"), which also makes one subject. ``restate``: a key said again with
-    another value is a signal (:mod:`.restated`; False leaves it out, to measure it).
+    another value is a signal (:mod:`.restated`; for a caller whose LLM confirms it).
 
     Example:
         >>> judge("I live in Brooklyn.", "We moved to Jersey City in June.").kind
@@ -152,7 +152,7 @@ def judge(
         return None
     if signal[0] == "status" and states.partly(new):
         return None  # "季度报告的图表做完了，文字还没写": a part done, the rest to do
-    before = _signal(new, old, restate=False)
+    before = _signal(new, old)
     if (
         before is not None
         and cue(old) is not None
@@ -257,7 +257,7 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
-def _signal(old: str, new: str, restate: bool = True) -> tuple[str, str] | None:
+def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say: a word
     both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
     change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
@@ -283,7 +283,7 @@ def _signal(old: str, new: str, restate: bool = True) -> tuple[str, str] | None:
     return ("restated", "") if restate and restated(old, new) else None
 
 
-def may_change(text: str, restate: bool = True) -> bool:
+def may_change(text: str, restate: bool = False) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
     of change, a named thing's number, a verb of finishing, a negation, or a key with
     a value (the decision itself needs the older text: :func:`judge`)."""
@@ -572,11 +572,11 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     return True
 
 
-def word_queries(new_text: str, restate: bool = True) -> tuple[str, str] | None:
+def word_queries(new_text: str, restate: bool = False) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
     the other products of the kinds it names, and for a move the words of living.
-    ``restate``: as :func:`may_change` (a key said again with another value)."""
+    ``restate``: as :func:`may_change` (a key said again, where an LLM confirms)."""
     if not _facts.is_change(new_text) and not may_change(new_text, restate):
         return None
     english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))

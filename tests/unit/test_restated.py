@@ -1,8 +1,8 @@
 """One key said again with another value and no word of change ("My dentist is Dr. Patel."
 / "Dentist — Dr. Kim."), read as a user writes it: a change of one slot, and not of a
 qualified slot, another attribute of one thing, a key that holds several values, or
-the same value in other words. Offline it replaces the old fact; an LLM judge, where
-configured, confirms or refuses it as any other change.
+the same value in other words. The rule proposes a change for an LLM to confirm; with
+no LLM it is not used.
 
 Cases written for these tests, not taken from the sets the rule was tuned on
 (docs/measurements.md has those sets' figures).
@@ -29,11 +29,10 @@ from memory_pg.text.restated import key_value, numbers, restated
     ],
 )
 def test_a_key_said_again_with_another_value_replaces_the_old_one(old: str, new: str) -> None:
-    assert may_change(new)
-    evidence = judge(old, new)
-    assert evidence is not None and evidence.kind == "restated"
-    # Measured without it (benchmarks/change_rules.py), both are kept.
-    assert judge(old, new, restate=False) is None
+    assert may_change(new, restate=True)
+    assert judge(old, new, restate=True) is not None
+    # Offline, with no LLM to confirm it, the rule stays out of the decision.
+    assert judge(old, new) is None
 
 
 @pytest.mark.parametrize(
@@ -70,7 +69,7 @@ def test_a_key_said_again_with_another_value_replaces_the_old_one(old: str, new:
 )
 def test_another_slot_or_the_same_value_keeps_both(old: str, new: str) -> None:
     assert restated(old, new) == ""
-    assert judge(old, new) is None
+    assert judge(old, new, restate=True) is None
 
 
 @pytest.mark.parametrize(
