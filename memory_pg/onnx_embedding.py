@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -259,10 +260,15 @@ class _Call:
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = texts
         self.done = threading.Event()
-        #: Set when this caller is to run the batch that holds its texts.
+        #: Set (under the coalescer's lock) when this caller is to run the batch that
+        #: holds its texts.
         self.turn: list[_Call] | None = None
         self.vectors: Vectors | None = None
         self.error: BaseException | None = None
+
+
+#: Coalescers of this process: a child forked while one ran starts with none running.
+_COALESCERS: weakref.WeakSet[_Coalescer] = weakref.WeakSet()
 
 
 class _Coalescer:
@@ -270,11 +276,15 @@ class _Coalescer:
 
     A call that finds the model idle runs at once: no caller ever waits for others
     to arrive. Calls that arrive while it runs queue; when it ends, the first of
-    them runs all that queued (up to ``limit`` texts; a larger call runs alone) in
-    one pass, and each caller gets its own rows back. One forward pass of 16 short
-    texts costs about half the CPU per text of 16 passes of one (3.1 against 5.3-6.5
-    ms on 2 cores), and a service under load embeds many writes at once; a lone
-    caller pays nothing. An error reaches every caller of the batch it broke.
+    them runs all that queued (up to ``limit`` texts) in one pass, and each caller
+    gets its own rows back. One forward pass of 16 short texts costs about half the
+    CPU per text of 16 passes of one (3.1 against 5.3-6.5 ms on 2 cores), and a
+    service under load embeds many writes at once; a lone caller pays nothing.
+
+    A call of more than ``limit`` texts (an import, a re-embedding) runs at once,
+    beside the others, as before: it makes no one wait. A batch that fails is run
+    again call by call, so each caller gets its own result or its own error; an
+    interrupted caller (KeyboardInterrupt) leaves the queue, or hands its turn on.
     """
 
     def __init__(self, run: Callable[[Sequence[str]], Vectors], limit: int) -> None:
@@ -283,6 +293,8 @@ class _Coalescer:
         self._lock = threading.Lock()
         self._busy = False
         self._queued: list[_Call] = []
+        self._running = threading.local()  # set in the thread that runs a batch
+        _COALESCERS.add(self)
 
     @property
     def waiting(self) -> int:
@@ -291,6 +303,8 @@ class _Coalescer:
             return len(self._queued)
 
     def __call__(self, texts: Sequence[str]) -> Vectors:
+        if len(texts) > self._limit or getattr(self._running, "on", False):
+            return self._run(texts)  # a large call, or one from inside the model's run
         call = _Call(texts)
         with self._lock:
             if self._busy:
@@ -299,7 +313,11 @@ class _Coalescer:
                 self._busy = True
                 call.turn = [call]
         if call.turn is None:
-            call.done.wait()
+            try:
+                call.done.wait()
+            except BaseException:
+                self._leave(call)
+                raise
         if call.turn is not None:  # this caller runs the batch its texts are in
             self._run_batch(call.turn)
         if call.error is not None:
@@ -308,35 +326,80 @@ class _Coalescer:
         return call.vectors
 
     def _run_batch(self, batch: list[_Call]) -> None:
+        self._running.on = True
         try:
-            texts = [text for call in batch for text in call.texts]
-            vectors = self._run(texts)
-            start = 0
-            for call in batch:
-                call.vectors = vectors[start : start + len(call.texts)]
-                start += len(call.texts)
-        except BaseException as exc:  # each caller raises it, the runner included
-            for call in batch:
-                call.error = exc
+            self._fill(batch)
+        except BaseException as exc:  # an interrupt: the runner raises it, the others
+            for call in batch[1:]:  # an error of their own
+                if call.vectors is None:
+                    call.error = EmbeddingError(f"the batch was interrupted: {exc!r}")
+            raise
         finally:
-            self._next()
+            self._running.on = False
+            with self._lock:
+                self._next()
             for call in batch[1:]:
                 call.done.set()
 
-    def _next(self) -> None:
-        """Hand the model to the first queued caller, with what fits in one batch."""
-        with self._lock:
-            if not self._queued:
-                self._busy = False
+    def _fill(self, batch: list[_Call]) -> None:
+        try:
+            vectors = self._run([text for call in batch for text in call.texts])
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].error = exc
                 return
-            batch: list[_Call] = []
-            size = 0
-            while self._queued and (not batch or size + len(self._queued[0].texts) <= self._limit):
-                call = self._queued.pop(0)
-                batch.append(call)
-                size += len(call.texts)
+            for call in batch:  # whose texts broke it: each call alone
+                try:
+                    call.vectors = self._run(call.texts)
+                except Exception as own:
+                    call.error = own
+            return
+        start = 0
+        for call in batch:
+            call.vectors = vectors[start : start + len(call.texts)].copy()
+            start += len(call.texts)
+
+    def _next(self) -> None:
+        """Hand the model to the first queued caller, with what fits in one batch
+        (under the lock)."""
+        if not self._queued:
+            self._busy = False
+            return
+        batch: list[_Call] = []
+        size = 0
+        while self._queued and (not batch or size + len(self._queued[0].texts) <= self._limit):
+            call = self._queued.pop(0)
+            batch.append(call)
+            size += len(call.texts)
         batch[0].turn = batch
         batch[0].done.set()
+
+    def _leave(self, call: _Call) -> None:
+        """A waiting caller that was interrupted: out of the queue, or its turn handed on."""
+        with self._lock:
+            if call in self._queued:
+                self._queued.remove(call)
+            elif call.turn is not None:  # given the turn as it was interrupted
+                rest = [other for other in call.turn if other is not call]
+                if rest:
+                    rest[0].turn = rest
+                    rest[0].done.set()
+                else:
+                    self._next()
+
+    def _forked(self) -> None:
+        self._lock = threading.Lock()
+        self._busy = False
+        self._queued = []
+
+
+def _after_fork() -> None:
+    for coalescer in list(_COALESCERS):
+        coalescer._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class OnnxEmbedder:
@@ -352,8 +415,8 @@ class OnnxEmbedder:
         cache_dir: where the exported file lives; default :func:`default_cache_dir`.
         batch_size: texts per forward pass when storing.
         threads: ONNX Runtime's threads per call; default the machine's cores, at
-            most 4 (int8 queries run on one). Concurrent callers run in parallel
-            (the runtime releases the GIL).
+            most 4 (int8 queries run on one). Concurrent queries run in parallel
+            (the runtime releases the GIL); concurrent small writes run as one batch.
         fall_back: when the model cannot be exported (no writable cache folder, an
             exporter that fails), run the torch model instead, with a warning,
             rather than raise :class:`~memory_pg.errors.EmbeddingError`.

@@ -191,15 +191,44 @@ def test_calls_queued_behind_a_running_one_run_as_one_batch() -> None:
     }
 
 
-def test_a_failed_batch_fails_each_of_its_callers_and_no_other() -> None:
-    results = _queue_behind_a_running_call(
-        2,
-        [["first"], ["bad"], ["x"], ["yy"]],
-    )
-    assert results.pop("passes") == [["first"], ["bad", "x"], ["yy"]]
+def test_a_failed_batch_fails_only_the_caller_whose_texts_broke_it() -> None:
+    results = _queue_behind_a_running_call(2, [["first"], ["bad"], ["x"], ["yy"]])
+    # The batch failed, so its calls ran again one by one: each got its own outcome.
+    assert results.pop("passes") == [["first"], ["bad", "x"], ["bad"], ["x"], ["yy"]]
     assert isinstance(results["bad"], EmbeddingError)
-    assert results["x"] is results["bad"]
-    assert results["first"] == [5.0] and results["yy"] == [2.0]
+    assert results == {"first": [5.0], "bad": results["bad"], "x": [1.0], "yy": [2.0]}
+
+
+def test_a_large_call_runs_at_once_beside_the_others() -> None:
+    """An import of many texts makes no small write wait for it, and waits for none."""
+    log: list[list[str]] = []
+    hold = threading.Event()
+    coalescer = _Coalescer(_held_run(log, hold), 2)
+    first = threading.Thread(target=coalescer, args=(["first"],))
+    first.start()
+    while not log:
+        threading.Event().wait(0.005)
+    big = coalescer(["a", "bb", "ccc"])  # over the limit: runs now, though one is held
+    assert big[:, 0].tolist() == [1.0, 2.0, 3.0]
+    hold.set()
+    first.join(10)
+    assert log == [["first"], ["a", "bb", "ccc"]]
+
+
+def test_a_call_from_inside_the_model_run_does_not_wait_for_itself() -> None:
+    calls: list[list[str]] = []
+
+    def run(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        if texts == ["outer"]:
+            coalescer(["inner"])
+        return np.ones((len(texts), 1), dtype=np.float32)
+
+    coalescer = _Coalescer(run, 4)
+    done = threading.Thread(target=coalescer, args=(["outer"],))
+    done.start()
+    done.join(10)
+    assert not done.is_alive() and calls == [["outer"], ["inner"]]
 
 
 def test_onnx_reads_what_the_torch_model_reads(
