@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from memory_pg.async_store import AsyncMemoryStore
 from memory_pg.config import StoreSettings
+from memory_pg.errors import ConfigurationError
 from memory_pg.service.guard import Guard, protocol_class
 from memory_pg.service.http import ServiceSettings, create_app
 
@@ -108,14 +109,27 @@ def _event_loop_run(main: Coroutine[Any, Any, None]) -> None:
     (``benchmarks/service_cpu.py``). The ``service`` extra installs it where it
     builds (not on Windows); ``MEMORY_PG_EVENT_LOOP=asyncio`` keeps asyncio's.
     """
-    if os.environ.get("MEMORY_PG_EVENT_LOOP", "").strip().lower() != "asyncio":
+    choice = os.environ.get("MEMORY_PG_EVENT_LOOP", "").strip().lower()
+    if choice not in ("", "auto", "uvloop", "asyncio"):
+        main.close()
+        raise ConfigurationError(
+            f"MEMORY_PG_EVENT_LOOP={choice!r}: use auto (uvloop where installed), uvloop or asyncio"
+        )
+    if choice != "asyncio":
         try:
             import uvloop
         except ImportError:
-            pass
+            if choice == "uvloop":
+                main.close()
+                raise ConfigurationError(
+                    "MEMORY_PG_EVENT_LOOP=uvloop, but uvloop is not installed: "
+                    "pip install 'memory-pg[service]'"
+                ) from None
         else:
-            uvloop.run(main)
-            return
+            run = getattr(uvloop, "run", None)  # uvloop >= 0.18
+            if run is not None:
+                run(main)
+                return
     asyncio.run(main)
 
 

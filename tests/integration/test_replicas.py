@@ -226,8 +226,10 @@ def test_reads_on_a_replica_through_pgbouncer(pair: Cluster, embedder: Any) -> N
 
     standby = pair.standbys[0]
     behind = PgServer(host=str(standby.sockets), port=standby.port, user="app", password=None)
-    writer = _store(pair, embedder)
+    # (Opened once PgBouncer runs: where it is not installed, the test is skipped
+    # before a store is left open.)
     with run_pgbouncer(behind, {"app": "app"}) as bouncer:
+        writer = _store(pair, embedder)
         store = MemoryStore(
             pair.primary.url(DB, "app"),
             read_urls=[bouncer.url(DB, "app", "app") + "&pooler=transaction"],

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from memory_pg.errors import ConfigurationError
 from memory_pg.service.serving import _event_loop_run
 
 uvloop = pytest.importorskip("uvloop")
@@ -32,3 +33,15 @@ def test_the_service_runs_on_uvloop_by_default(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize("setting", ["asyncio", " AsyncIO "])
 def test_asyncio_loop_when_asked(monkeypatch: pytest.MonkeyPatch, setting: str) -> None:
     assert _loop_module(monkeypatch, setting).startswith("asyncio")
+
+
+def test_an_unknown_loop_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_PG_EVENT_LOOP", "tokio")
+    ran: list[bool] = []
+
+    async def serve() -> None:
+        ran.append(True)
+
+    with pytest.raises(ConfigurationError, match="MEMORY_PG_EVENT_LOOP"):
+        _event_loop_run(serve())
+    assert not ran
