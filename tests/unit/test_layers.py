@@ -37,6 +37,7 @@ BASE = {
     "admission",
     "embedding",
     "onnx_embedding",
+    "coalesce",
     "embedders_zh",
     "entities",
     "server",

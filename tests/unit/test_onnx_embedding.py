@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory_pg.coalesce import Coalescer
 from memory_pg.config import (
     BUNDLED_EMBEDDING_MODEL,
     embedding_backend_from_env,
@@ -26,12 +27,7 @@ from memory_pg.embedding import (
     readability,
 )
 from memory_pg.errors import ConfigurationError, EmbeddingError, InvalidArgument
-from memory_pg.onnx_embedding import (
-    OnnxEmbedder,
-    _Coalescer,
-    ensure_onnx_model,
-    quantized_model_path,
-)
+from memory_pg.onnx_embedding import OnnxEmbedder, ensure_onnx_model, quantized_model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -150,7 +146,7 @@ def _queue_behind_a_running_call(limit: int, calls: list[list[str]]) -> dict[str
     """``calls[0]`` runs (and is held); the rest queue behind it; then all finish."""
     log: list[list[str]] = []
     hold = threading.Event()
-    coalescer = _Coalescer(_held_run(log, hold), limit)
+    coalescer = Coalescer(_held_run(log, hold), limit)
     results: dict[str, object] = {}
 
     def call(texts: list[str]) -> None:
@@ -203,7 +199,7 @@ def test_a_large_call_runs_at_once_beside_the_others() -> None:
     """An import of many texts makes no small write wait for it, and waits for none."""
     log: list[list[str]] = []
     hold = threading.Event()
-    coalescer = _Coalescer(_held_run(log, hold), 2)
+    coalescer = Coalescer(_held_run(log, hold), 2)
     first = threading.Thread(target=coalescer, args=(["first"],))
     first.start()
     while not log:
@@ -224,7 +220,7 @@ def test_a_call_from_inside_the_model_run_does_not_wait_for_itself() -> None:
             coalescer(["inner"])
         return np.ones((len(texts), 1), dtype=np.float32)
 
-    coalescer = _Coalescer(run, 4)
+    coalescer = Coalescer(run, 4)
     done = threading.Thread(target=coalescer, args=(["outer"],))
     done.start()
     done.join(10)
