@@ -35,18 +35,6 @@ from benchmarks import service_load as sl
 MODEL = "all-MiniLM-L6-v2"
 
 
-def _cpu_s(stat: str, children: bool = False) -> float:
-    fields = stat[stat.rindex(")") + 2 :].split()
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    if children:  # cutime, cstime: the children it waited for (exited backends)
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def _process_cpu(pid: int) -> float:
-    return _cpu_s(Path(f"/proc/{pid}/stat").read_text())
-
-
 def _postgres_cpu(pgdata: Path) -> float:
     """The postmaster's CPU, its live backends' and its exited children's."""
     master = (pgdata / "postmaster.pid").read_text().split()[0]
@@ -60,9 +48,9 @@ def _postgres_cpu(pgdata: Path) -> float:
             continue
         parent = stat[stat.rindex(")") + 2 :].split()[1]
         if entry.name == master:
-            total += _cpu_s(stat, children=True)
+            total += sl._cpu_s(stat, children=True)
         elif parent == master:
-            total += _cpu_s(stat)
+            total += sl._cpu_s(stat)
     return total
 
 
@@ -134,10 +122,10 @@ def main() -> None:
         asyncio.run(_phase("search", base, tokens, len(sl.QUERIES) * 4, 1))  # warm the cache
         for op in ("search", "add"):
             sessions0, xacts0 = _db_counts(url)
-            service0, client0 = _process_cpu(proc.pid), time.process_time()
+            service0, client0 = sl._process_cpu(proc.pid), time.process_time()
             pg0, wall0 = _postgres_cpu(tmp / "data"), time.perf_counter()
             asyncio.run(_phase(op, base, tokens, args.requests, args.clients))
-            service1, client1 = _process_cpu(proc.pid), time.process_time()
+            service1, client1 = sl._process_cpu(proc.pid), time.process_time()
             pg1, wall1 = _postgres_cpu(tmp / "data"), time.perf_counter()
             sessions1, xacts1 = _db_counts(url)
             n = args.requests

@@ -281,25 +281,31 @@ def _start_service(url: str, model: str, log: Path) -> tuple[subprocess.Popen[by
     return proc, base
 
 
+def _cpu_s(stat: str, children: bool = False) -> float:
+    """CPU seconds in a ``/proc/PID/stat`` line (with ``children``: those it waited for)."""
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:  # cutime, cstime: the children it waited for (exited backends)
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu(pid: int) -> float:
+    return _cpu_s(Path(f"/proc/{pid}/stat").read_text())
+
+
 def _until_quiet(pid: int, limit_s: float = 120.0) -> None:
     """Wait until the process uses under 5% of a core for a second (Linux; elsewhere
     return at once). The service builds its search statements in the background once
     it is up (seconds of CPU, logged at -v only): measure after that, as a
     long-running service is, rather than count that work in the first requests."""
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.exists():
+    if not Path(f"/proc/{pid}/stat").exists():
         return
-    ticks = os.sysconf("SC_CLK_TCK")
-
-    def cpu_s() -> float:
-        fields = stat.read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / ticks
-
     deadline = time.monotonic() + limit_s
-    before = cpu_s()
+    before = _process_cpu(pid)
     while time.monotonic() < deadline:
         time.sleep(1.0)
-        now = cpu_s()
+        now = _process_cpu(pid)
         if now - before < 0.05:
             return
         before = now

@@ -118,8 +118,11 @@ class Coalescer:
                 except Exception as own:
                     call.error = own
             return
+        if len(batch) == 1:
+            batch[0].vectors = vectors
+            return
         start = 0
-        for call in batch:
+        for call in batch:  # a copy: a view would keep the whole batch's array alive
             call.vectors = vectors[start : start + len(call.texts)].copy()
             start += len(call.texts)
 

@@ -441,8 +441,9 @@ class OnnxEmbedder:
 
     def _embed_documents(self, texts: Sequence[str]) -> Vectors:
         # Batches of similar length pad little (as sentence-transformers does); a
-        # text under half the length of its batch's longest starts the next batch, so
-        # short writes run together are not padded to one long one.
+        # text under about half the length of its batch's longest (less 64 characters,
+        # so short texts stay together) starts the next batch: short writes run
+        # together are not padded to one long one.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         chunk: list[int] = []

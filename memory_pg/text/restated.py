@@ -22,7 +22,7 @@ from memory_pg._segment import EN_STOPWORDS, ordered_words
 from memory_pg.entities import has_han
 from memory_pg.text.attributes import stated, tagged
 from memory_pg.text.quantities import counted
-from memory_pg.text.subjects import stem
+from memory_pg.text.subjects import EN_TITLES, ZH_TITLES, stem
 
 #: Where a first clause ends: not at a thousands separator ("$2,000") or a title ("Dr.").
 _CLAUSE = re.compile(
@@ -216,7 +216,7 @@ def _several(key: str) -> bool:
 
 
 #: Titles after a Chinese name (李大夫, 王老师): the name is what comes before.
-_TITLE_ZH = re.compile(r"(?:大夫|医生|老师|教授|先生|女士|小姐|阿姨|师傅|总|经理|律师)$")
+_TITLE_ZH = re.compile(rf"(?:{ZH_TITLES}|教授|先生|女士|小姐|阿姨|师傅)$")
 #: One scale in two languages' units ("50mg" / "100 毫克", "kg" / 公斤).
 _SCALES = (
     frozenset({"mg", "毫"}),
@@ -343,8 +343,8 @@ def restated(old: str, new: str) -> str:
     else:
         return ""
     both = value_old != old and value_new != new
-    shape = _shape(value_old, value_old != old)[0]
-    if not _same_shape(_shape(value_old, value_old != old), _shape(value_new, value_new != new)):
+    shape_old = _shape(value_old, value_old != old)
+    if not _same_shape(shape_old, _shape(value_new, value_new != new)):
         return ""  # "The wedding is on June 3" / "…is in Napa": another attribute
     if _ADDED.search(new) or _counts_other(value_old, new):
         return ""  # "Spotify too"; "three bedrooms" / "1,800 square feet"
@@ -362,10 +362,11 @@ def restated(old: str, new: str) -> str:
     words = [t for t in _tokens(value_old) if t not in key and not _UNIT.search(t)]
     words = [t for t in words if not re.search(r"[\d零〇一二两三四五六七八九十]", t)]
     lost = [t for t in words if not _holds(new, t)]
-    if both and said_old and said_new and units_old and lost and "time" not in shape:
+    if both and said_old and said_new and units_old and lost and "time" not in shape_old[0]:
         return ""  # "左眼450度" / "右眼500度": the number of another thing
     gone = (said_old and not said_old & said_new) or bool(lost)
-    if _names(value_old) and _names(value_old) <= _names(value_new):
+    names = _names(value_old)
+    if names and names <= _names(value_new):
         gone = False  # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again
     core = _TITLE_ZH.sub("", value_old).strip("。 ，")
     if has_han(core) and len(core) <= 4 and core in new:
@@ -378,7 +379,9 @@ def restated(old: str, new: str) -> str:
 def _names(text: str) -> frozenset[str]:
     """The capitalised words of a value that are not titles ("Dr.", "Mrs."): its names."""
     return frozenset(
-        w.casefold() for w in re.findall(r"\b[A-Z][a-z]+\b(?!\.)", text) if w.lower() not in _FILLER
+        w.casefold()
+        for w in re.findall(r"\b[A-Z][a-z]+\b", text)
+        if w not in EN_TITLES and w.lower() not in _FILLER
     )
 
 

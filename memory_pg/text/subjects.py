@@ -76,8 +76,8 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|my|our)\b|我", re.IGNOREC
 #: A Chinese form of address: "小李", "老王", "张总", "陈经理", "刘姐".
 #: Titles a name carries, in both languages: "Dr." / "医生" on both sides is one profession.
 EN_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof")
-_ZH_TITLES = "总|经理|老师|医生|大夫|律师|主任"
-_ZH_NAMED = rf"[\u4e00-\u9fff]{{1,2}}(?:{_ZH_TITLES}|姐|哥|叔|姨)"
+ZH_TITLES = "总|经理|老师|医生|大夫|律师|主任"
+_ZH_NAMED = rf"[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|姐|哥|叔|姨)"
 _ZH_ADDRESS = re.compile(rf"[小老][\u4e00-\u9fff]|{_ZH_NAMED}")
 #: Words of English that say nothing of what a statement is about.
 _FUNCTION = EN_STOPWORDS | frozenset(
@@ -444,7 +444,7 @@ _PERSON = re.compile(
     rf"(?:(?:{'|'.join(EN_TITLES)})\.?\s+)?(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
     rf"|[小老][\u4e00-\u9fff](?![\u4e00-\u9fff]{{2}})|{_ZH_NAMED}"
 )
-_TITLE = re.compile(rf"^(?:{'|'.join(EN_TITLES)})\b|(?:{_ZH_TITLES})$", re.IGNORECASE)
+_TITLE = re.compile(rf"^(?:{'|'.join(EN_TITLES)})\b|(?:{ZH_TITLES})$", re.IGNORECASE)
 _NAMED_AS = re.compile(r"\s+(?:is|was)\s+|是|叫")
 _BETWEEN = re.compile(r"^\s*(?:to|with|for|by|了|成|为|到|给)?\s*(?:an?\s+|the\s+)?", re.I)
 
