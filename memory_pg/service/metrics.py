@@ -12,6 +12,8 @@ Series (``memory_pg_`` first):
                                          (``--max-connections``), ``too_many_from_client``,
                                          ``head_timeout``, ``body_timeout``
 ``http_open_connections``                connections open now
+``http_requests_in_progress``            requests whose head has arrived and whose answer
+                                         has not ended (this scrape included)
 ``pool_wait_seconds``                    histogram: how long a call waited for one of the
                                          pool's database connections (a new one's start
                                          included)
@@ -42,7 +44,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Response
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
@@ -119,6 +121,11 @@ class Metrics:
             "memory_pg_http_request_duration_seconds",
             "Time from a request's head to the end of its answer, by route template.",
             ("method", "route"),
+            registry=r,
+        )
+        self.in_progress = Gauge(
+            "memory_pg_http_requests_in_progress",
+            "HTTP requests whose head has arrived and whose answer has not ended.",
             registry=r,
         )
         self.errors = Counter(
@@ -264,6 +271,7 @@ class MetricsMiddleware:
                     error += message.get("body", b"")
             await send(message)
 
+        self.metrics.in_progress.inc()
         try:
             await self.app(scope, receive, observed)
         except Exception:
@@ -271,6 +279,7 @@ class MetricsMiddleware:
                 status, error = 500, bytearray(b'{"error": {"type": "InternalError"}}')
             raise
         finally:
+            self.metrics.in_progress.dec()
             self.metrics.observe(
                 str(scope.get("method", "")),
                 route_template(scope),

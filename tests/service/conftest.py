@@ -7,6 +7,7 @@ test works with users of its own (``fresh_user``), so no test reads another's ro
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import socket
@@ -196,9 +197,11 @@ def post_through_sigterm(
     split: int,
     pause_s: float,
     timeout_s: float,
+    method: str = "POST",
 ) -> tuple[dict[str, Any], int]:
-    """POST ``body`` in two parts; SIGTERM the service while the request is open (its
-    first ``split`` characters sent), send the rest ``pause_s`` after the signal.
+    """Send ``body`` (POST unless ``method``) in two parts; SIGTERM the service while
+    the request is open (its first ``split`` characters sent), send the rest ``pause_s``
+    after the signal.
 
     Returns what the client got (``status`` and ``json``, or ``error``) and the
     service's exit code."""
@@ -216,7 +219,8 @@ def post_through_sigterm(
     def post() -> None:
         try:
             with httpx.Client(base_url=service.base_url, timeout=timeout_s) as c:
-                r = c.post(
+                r = c.request(
+                    method,
                     path,
                     content=slow_body(),
                     headers={
@@ -232,6 +236,10 @@ def post_through_sigterm(
     thread.start()
     try:
         assert sent.wait(60)
+        # Sent is not received: signalled before the service has read the request's
+        # head, uvicorn closes the connection as an idle one. So wait until the app has
+        # it (the scrape is in progress too).
+        until_in_progress(service, 2, timeout_s)
         service.process.send_signal(signal.SIGTERM)
         time.sleep(pause_s)  # ordering only: the signal arrives while the request is open
         release.set()
@@ -241,6 +249,20 @@ def post_through_sigterm(
         release.set()
         stop_service(service)
     return result, code
+
+
+def until_in_progress(service: Service, count: int, timeout_s: float) -> None:
+    """Wait until ``/metrics`` shows ``count`` requests in progress."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(base_url=service.base_url, timeout=timeout_s) as c:
+        while True:
+            page = c.get("/metrics").text
+            match = re.search(r"^memory_pg_http_requests_in_progress (\S+)$", page, re.M)
+            assert match, "no requests_in_progress gauge in /metrics"
+            if float(match.group(1)) >= count:
+                return
+            assert time.monotonic() < deadline, f"fewer than {count} requests in progress"
+            time.sleep(0.01)
 
 
 def revoked_and_expired(

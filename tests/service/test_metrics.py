@@ -76,6 +76,8 @@ def test_counters_move_with_requests_by_route_template(service, fresh_user):
     assert value(after, "memory_pg_pool_capacity") >= 1
     assert value(after, "memory_pg_pool_connections", state="idle") >= 1
     assert value(after, "memory_pg_http_open_connections") >= 1
+    # Every request answered, the scrape itself still in progress.
+    assert value(after, "memory_pg_http_requests_in_progress") == 1
     assert value(after, "memory_pg_http_refused_connections_total", reason="head_timeout") == 0
     assert value(after, "process_open_fds") > 0
     # Nothing of the user's: not their id, token, text, nor a name from a path.
