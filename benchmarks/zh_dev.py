@@ -37,6 +37,7 @@ try:
 except ImportError:  # pragma: no cover - run from a plain python
     sys.path.insert(0, str(REPO))
 
+from memory_pg import _segment  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
 
 DEFAULT_DATA = REPO / "benchmarks" / "zh_dev.json"
@@ -48,7 +49,14 @@ VARIANTS = {
     "no-entities": lambda b: replace(b, entity_weight=0.0),
     # The attribute part and the resolution of described things (issue 35) off.
     "no-attributes": lambda b: replace(b, attribute_weight=0.0),
+    # Queries that ask by characters only, not by sound (the memories are indexed
+    # with their sounds either way, at a weight no plain word matches).
+    "no-sounds": lambda b: b,
+    # Sounds of words only, not of a query's character pairs that no word holds.
+    "no-pair-sounds": lambda b: b,
 }
+#: Switches of the text layer a variant turns off while it asks.
+SWITCHES = {"no-sounds": {"PINYIN": False}, "no-pair-sounds": {"PAIR_SOUNDS": False}}
 
 
 def share(found: list[str], evidence: set[str], k: int) -> float:
@@ -116,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             asked = datetime.fromisoformat(user["asked_at"])
             for name in args.variants.split(","):
                 store.ranking = VARIANTS[name](base)
+                switched = SWITCHES.get(name, {})
+                saved = {k: getattr(_segment, k) for k in switched}
+                for k, v in switched.items():
+                    setattr(_segment, k, v)
                 for q in user["questions"]:
                     extra: dict[str, Any] = {"now": asked} if takes_now else {}
                     hits = store.search(
@@ -138,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                         print(
                             f"miss [{user['split']}] {q['question']} {q['evidence']} -> {found[:5]}"
                         )
+                for k, v in saved.items():
+                    setattr(_segment, k, v)
             store.ranking = base
             store.clear_user_memory(uid)
     finally:

@@ -4,6 +4,14 @@ PostgreSQL's parser cannot split Chinese (it has no spaces), so text is cut here
 before it reaches ``to_tsvector``: Chinese runs become jieba's search-mode words,
 other runs become lower-case words that PostgreSQL's ``english`` configuration
 stems. The same cutting serves documents and queries, so they meet.
+
+Chinese words are also indexed by their sound: toneless pinyin, syllables joined
+("游泳" → ``youyong``), with weight ``B`` so a memory's length (its ``D`` words)
+does not change. A query word matches by its characters *or* its sound, as one
+term: "游勇课" (a typo by sound, the commonest kind in Chinese typed by pinyin
+input) meets "游泳班", and a word typed in pinyin in a Chinese query ("那个 gang
+qin 课", "我的weijing") meets "钢琴" and "胃镜". One term, not two: a word spelled
+right is not counted twice.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ _ZH_QUESTION_WORDS = frozenset(
 QUESTION_STOPWORDS = True
 OOV_PIECES = True
 TRADITIONAL_FOLDING = True
+PINYIN = True
 
 _lock = threading.Lock()
 _jieba_ready = False
@@ -89,12 +98,145 @@ class Segments:
         """The CJK words joined by spaces, for ``to_tsvector('simple', ...)``."""
         return " ".join(self.cjk)
 
+    @property
+    def sounds_text(self) -> str:
+        """The sounds of the Chinese words of two characters or more (:func:`sound`),
+        joined by spaces, for ``to_tsvector('simple', ...)``."""
+        sounds = (_heard(w) for w in self.cjk)
+        return " ".join(dict.fromkeys(s for s in sounds if s))
 
-def index_words(text: str, context: str | None) -> tuple[str, str, str, str]:
+
+def index_words(text: str, context: str | None) -> tuple[str, str, str, str, str]:
     """A memory's words as the full-text index reads them: the English and the
-    Chinese words of ``text``, then of ``context`` (each joined by spaces)."""
+    Chinese words of ``text`` and their sounds, then the words of ``context`` (its
+    Chinese words' sounds with its Chinese words). Each joined by spaces."""
     own, framing = segment(text), segment(context or "")
-    return own.words_text, own.cjk_text, framing.words_text, framing.cjk_text
+    framed_cjk = " ".join(x for x in (framing.cjk_text, framing.sounds_text) if x)
+    return own.words_text, own.cjk_text, own.sounds_text, framing.words_text, framed_cjk
+
+
+def sound(word: str) -> str | None:
+    """A Chinese word's toneless pinyin, syllables joined, ü as u ("游泳" → ``youyong``,
+    "绿地" → ``ludi``); None when a character is not Han (kana, hangul) or when
+    sounds are off (:data:`PINYIN`)."""
+    return _sound(word) if PINYIN else None
+
+
+#: One-character function words: a word jieba guessed that holds one is a wrong join
+#: ("课是" in "游泳课是几点"), whose sound would meet an unrelated word (科室).
+_STOP_CHARS = frozenset(w for w in _ZH_STOPWORDS if len(w) == 1)
+
+
+def _heard(word: str) -> str | None:
+    """The sound a word is indexed and asked by: words of two characters or more,
+    but not a wrong join jieba guessed around a function word."""
+    if len(word) < 2:
+        return None
+    if word not in _jieba().dt.FREQ and any(c in _STOP_CHARS for c in word):  # type: ignore[attr-defined]
+        return None
+    return sound(word)
+
+
+@lru_cache(maxsize=8192)
+def _sound(word: str) -> str | None:
+    if not word or not all(_CJK_CHAR.match(c) for c in word):
+        return None
+    from pypinyin import lazy_pinyin
+
+    syllables = lazy_pinyin(word, v_to_u=False)
+    joined = "".join(syllables).replace("v", "u")
+    return joined if joined.isascii() and joined.isalpha() else None
+
+
+@lru_cache(maxsize=1)
+def _syllables() -> frozenset[str]:
+    """Every toneless pinyin syllable (ü as u): pypinyin's dictionary, tones dropped."""
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    out: set[str] = set()
+    for readings in pinyin_dict.values():
+        for reading in readings.split(","):
+            bare = "".join(
+                c for c in unicodedata.normalize("NFD", reading) if not unicodedata.combining(c)
+            )
+            if bare.isascii() and bare.isalpha() and (len(bare) > 1 or bare in "aeo"):
+                out.add(bare.lower())
+    return frozenset(out)
+
+
+def _splits(word: str) -> bool:
+    """Whether ``word`` is two pinyin syllables or more run together ("weijing"),
+    not one ("xian")."""
+    known = _syllables()
+    if word in known:
+        return False
+    # made[i]: word[:i] is a run of syllables (a syllable has at most six letters).
+    made = [True] + [False] * len(word)
+    for end in range(1, len(word) + 1):
+        made[end] = any(
+            made[start] and word[start:end] in known for start in range(max(0, end - 6), end)
+        )
+    return made[-1]
+
+
+#: Off switch for measuring: the sounds of a query's character pairs that no word of
+#: it holds (:func:`_pair_sounds`).
+PAIR_SOUNDS = True
+
+
+def _pair_sounds(text: str, asked: list[str]) -> list[str]:
+    """The sounds of adjacent Han characters of ``text`` not already asked: a typo
+    can break a word jieba would have kept whole ("学为旗" for "学围棋": 学为 / 旗),
+    and the pair "为旗" still sounds as 围棋 (``weiqi``). Pairs stay between
+    function and question words ("是", "几点"): "师是研" holds no pair, whose 是研
+    would sound as 实验."""
+    if not PINYIN or not PAIR_SOUNDS:
+        return []
+    have = " ".join(asked)
+    out: list[str] = []
+    for run in _CJK_RUN.findall(normalize(text)):
+        spans: list[str] = [""]
+        for token in _jieba().cut(run):  # type: ignore[attr-defined]
+            if token in _ZH_STOPWORDS or token in _ZH_QUESTION_WORDS:
+                spans.append("")
+            else:
+                # A join jieba guessed ("学为" of "学为旗") stays whole: breaking it at
+                # its function character lost "为旗" (measured on the tune halves).
+                spans[-1] += token
+        for span in spans:
+            for i in range(len(span) - 1):
+                heard = sound(span[i : i + 2])
+                if heard and "'" + heard + "'" not in have:
+                    out.append(heard)
+    return list(dict.fromkeys(out))
+
+
+def typed_sounds(text: str) -> list[str]:
+    """Chinese typed in pinyin inside a Chinese query, as :func:`sound` writes it:
+    runs of two or more syllables ("那个 gang qin 课" → ``gangqin``; "hu shi zhang" →
+    ``hushizhang``, ``hushi``, ``shizhang``) and a word of two or more run together
+    ("我的weijing" → ``weijing``). Nothing for a query without Chinese: there an
+    English word that happens to be a syllable ("he", "long") is English."""
+    norm = normalize(text)
+    if not PINYIN or not _CJK_CHAR.search(norm):
+        return []
+    known = _syllables()
+    out: list[str] = []
+    for part in _CJK_RUN.split(norm):
+        run: list[str] = []
+        for word in [*_WORD.findall(part), ""]:
+            if word in known:
+                run.append(word)
+                continue
+            out.extend(
+                "".join(run[i:j])
+                for i in range(len(run))
+                for j in range(i + 2, min(len(run), i + 4) + 1)
+            )
+            run = []
+            if word.isascii() and word.isalpha() and _splits(word):
+                out.append(word)
+    return list(dict.fromkeys(out))
 
 
 @lru_cache(maxsize=1)
@@ -199,17 +341,32 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
 
     Returns ``(english_any, english_own, cjk_any, cjk_own)``: a word as it may match
     anywhere in a memory's ``search_tsv``, and as it must match in the memory's own
-    text (weight ``D``; a memory's context is indexed with weight ``C``). Words are
+    text (weight ``D`` for words, ``B`` for sounds; a memory's context is indexed
+    with weight ``C``). A Chinese word of two characters or more matches by its
+    characters or its sound, one term ("'游勇' | 'youyong'"); pinyin typed in a
+    Chinese query is a term of its own (:func:`typed_sounds`). Words are
     deduplicated in order; stop words are left to PostgreSQL, which drops them.
     """
     seg = segment(text)
     words = list(dict.fromkeys(seg.words))
-    cjk = list(dict.fromkeys(seg.cjk))
+    cjk_any: list[str] = []
+    cjk_own: list[str] = []
+    for word in dict.fromkeys(seg.cjk):
+        heard = _heard(word)
+        if heard:
+            cjk_any.append(_quote(word) + " | " + _quote(heard))
+            cjk_own.append(_quote(word, "D") + " | " + _quote(heard, "B"))
+        else:
+            cjk_any.append(_quote(word))
+            cjk_own.append(_quote(word, "D"))
+    for heard in typed_sounds(text) + _pair_sounds(text, cjk_any):
+        cjk_any.append(_quote(heard))
+        cjk_own.append(_quote(heard, "B"))
     return (
         [_quote(w) for w in words],
         [_quote(w, "D") for w in words],
-        [_quote(w) for w in cjk],
-        [_quote(w, "D") for w in cjk],
+        cjk_any,
+        cjk_own,
     )
 
 
@@ -235,5 +392,7 @@ __all__ = [
     "ordered_words",
     "query_terms",
     "segment",
+    "sound",
     "term_queries",
+    "typed_sounds",
 ]

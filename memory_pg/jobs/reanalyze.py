@@ -1,12 +1,16 @@
-"""Reading memories again: the attributes each one states (issue 35).
+"""Reading memories again: the attributes each one states and the words it is found by
+(issue 35).
 
 A memory's ``attributes`` (age, occupation, home ...: :mod:`memory_pg.text.attributes`)
-are read from its text when it is written, for the search's attribute part. Rows
-written before migration 0016 have none (NULL): they rank as before, without that
-part. A newer memory-pg may also read a text differently. This job reads them again:
+are read from its text when it is written, for the search's attribute part, and so
+are the words of its full-text index (``search_tsv``: :func:`memory_pg._segment.index_words`).
+Rows written before migration 0016 have no attributes (NULL): they rank as before,
+without that part. Chinese rows written before 0.x indexed no sounds (pinyin), so a
+question with a typo or a word typed in pinyin does not meet them. A newer
+memory-pg may also read a text differently. This job reads them again:
 
-- by default only the rows that have none; ``every=True`` (``--all``) every row,
-  writing only those whose attributes change;
+- by default only the rows that have no attributes, or Chinese text and no sound;
+  ``every=True`` (``--all``) every row, writing only those whose reading changes;
 - in batches, each its own short transaction, ``FOR UPDATE SKIP LOCKED`` (a row a
   writer holds is left for the next run), in id order, so a run that stops at
   ``max_runtime_s`` is continued by the next;
@@ -26,15 +30,31 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import ARRAY, Engine, Select, String, Text, Update, bindparam, func, select
+from sqlalchemy import (
+    ARRAY,
+    Boolean,
+    Engine,
+    Select,
+    String,
+    Text,
+    Update,
+    and_,
+    bindparam,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy import update as sa_update
 from sqlalchemy.dialects.postgresql import UUID
 
 from memory_pg import pooling
+from memory_pg._segment import index_words
 from memory_pg.errors import InvalidArgument
 from memory_pg.roles import require_every_user
 from memory_pg.sql.locks import session_unlock, try_session_lock
-from memory_pg.sql.memories import attributes_expr, attributes_text
+from memory_pg.sql.memories import TSV_INPUTS, attributes_expr, attributes_text, tsvector_expr
 from memory_pg.tables import memories as m
 from memory_pg.text.attributes import stated
 
@@ -53,7 +73,8 @@ class ReanalyzeReport:
         skipped: another run held the lock; this one did nothing.
         every: every row was read, not only those with no attributes.
         read: memories read.
-        updated: memories whose attributes were written (or would be, dry).
+        updated: memories whose attributes or full-text words were written (or would
+            be, dry).
         by_attribute: how many of the updated memories state each attribute.
         batches: transactions run.
         complete: False when ``max_runtime_s`` stopped the run early.
@@ -81,37 +102,65 @@ def _batch(
     after: uuid.UUID, size: int, every: bool, user_id: str | None, lock: bool
 ) -> Select[Any]:
     stmt = (
-        select(m.c.id, m.c.user_id, m.c.text, m.c.attributes)
+        select(m.c.id, m.c.user_id, m.c.text, m.c.context, m.c.attributes)
         .where(m.c.id > after)
         .order_by(m.c.id)
         .limit(size)
     )
     if not every:
-        stmt = stmt.where(m.c.attributes.is_(None))
+        sounds = func.ts_filter(m.c.search_tsv, literal_column("'{b}'::\"char\"[]"))
+        stmt = stmt.where(
+            or_(
+                m.c.attributes.is_(None),
+                # Chinese text indexed without its sounds (before they were indexed).
+                and_(
+                    m.c.text.op("~", return_type=Boolean)(literal(_HAN)),
+                    func.length(sounds) == 0,
+                ),
+            )
+        )
     if user_id is not None:
         stmt = stmt.where(m.c.user_id == user_id)
     return stmt.with_for_update(skip_locked=True) if lock else stmt
 
 
-def _write(ids: list[uuid.UUID], users: list[str], joined: list[str]) -> Update:
-    """Each row's attributes from :func:`attributes_text`'s form, where they change."""
+#: A Han character (the rows whose index may lack their sounds), for ``~``.
+_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+
+
+def _write(
+    ids: list[uuid.UUID],
+    users: list[str],
+    joined: list[str],
+    words: list[tuple[str, ...]],
+    dry_run: bool,
+) -> Update | Select[Any]:
+    """Each row's attributes from :func:`attributes_text`'s form and its full-text
+    index from :func:`index_words`' words, where either changes (``dry_run``: the ids
+    of the rows where either would)."""
+    columns: dict[str, tuple[list[Any], Any]] = {
+        "ids": (ids, UUID(as_uuid=True)),
+        "users": (users, String),
+        "joined": (joined, Text),
+        **{key: ([w[i] for w in words], Text) for i, key in enumerate(TSV_INPUTS)},
+    }
     new = (
         func.unnest(
-            bindparam("ids", ids, type_=ARRAY(UUID(as_uuid=True))),
-            bindparam("users", users, type_=ARRAY(String)),
-            bindparam("joined", joined, type_=ARRAY(Text)),
+            *(bindparam(name, value, type_=ARRAY(kind)) for name, (value, kind) in columns.items())
         )
-        .table_valued("id", "user_id", "joined")
+        .table_valued("id", "user_id", "joined", *TSV_INPUTS)
         .render_derived(name="new")
     )
     value = attributes_expr(new.c.joined)
-    return (
-        sa_update(m)
-        .where(m.c.id == new.c.id, m.c.user_id == new.c.user_id)
-        .where(m.c.attributes.is_distinct_from(value))
-        .values(attributes=value)
-        .returning(m.c.id)
+    tsv = tsvector_expr({key: new.c[key] for key in TSV_INPUTS})
+    where = (
+        m.c.id == new.c.id,
+        m.c.user_id == new.c.user_id,
+        or_(m.c.attributes.is_distinct_from(value), m.c.search_tsv != tsv),
     )
+    if dry_run:
+        return select(m.c.id).where(*where)
+    return sa_update(m).where(*where).values(attributes=value, search_tsv=tsv).returning(m.c.id)
 
 
 def reanalyze(
@@ -164,25 +213,25 @@ def reanalyze(
                         break
                     after = rows[-1].id
                     joined = [attributes_text(stated(r.text)) for r in rows]
-                    changed = [
-                        (r, j)
-                        for r, j in zip(rows, joined, strict=True)
-                        if r.attributes is None or " ".join(r.attributes) != j
-                    ]
-                    if changed and not dry_run:
-                        written = conn.execute(
-                            _write(
-                                [r.id for r, _ in changed],
-                                [r.user_id for r, _ in changed],
-                                [j for _, j in changed],
-                            )
-                        ).all()
-                        done = {w.id for w in written}
-                        changed = [(r, j) for r, j in changed if r.id in done]
+                    written = conn.execute(
+                        _write(
+                            [r.id for r in rows],
+                            [r.user_id for r in rows],
+                            joined,
+                            [index_words(r.text, r.context) for r in rows],
+                            dry_run,
+                        )
+                    ).all()
+                    done = {w.id for w in written}
                 report.batches += 1
                 report.read += len(rows)
-                report.updated += len(changed)
-                found.update(a for _, j in changed for a in j.split())
+                report.updated += len(done)
+                found.update(
+                    a
+                    for r, j in zip(rows, joined, strict=True)
+                    if r.id in done and (r.attributes is None or " ".join(r.attributes) != j)
+                    for a in j.split()
+                )
         finally:
             conn.execute(session_unlock(REANALYZE_LOCK))
             conn.commit()

@@ -97,7 +97,7 @@ class NewMemory:
     #: Its words as the full-text index reads them, in :data:`TSV_INPUTS` order
     #: (:func:`memory_pg._segment.index_words`), and the attributes it states
     #: (:func:`memory_pg.text.attributes.stated`): analysed before the write.
-    words: tuple[str, str, str, str] = field(kw_only=True)
+    words: tuple[str, str, str, str, str] = field(kw_only=True)
     attributes: tuple[str, ...] = field(kw_only=True)
 
 
@@ -130,7 +130,7 @@ _PLAIN_COLUMNS = (
 )
 
 
-TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_context_words", "tsv_context_cjk")
+TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_sounds", "tsv_context_words", "tsv_context_cjk")
 
 
 def attributes_text(attributes: Sequence[str]) -> str:
@@ -151,14 +151,22 @@ def tsvector_words(row: NewMemory) -> dict[str, str]:
 
 
 def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]:
-    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, and
-    the context's words after them with weight ``C`` (the memory's own keep ``D``).
+    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, the
+    Chinese words' sounds with weight ``B`` (not counted in a memory's length, which
+    is its ``D`` words), and the context's words after them with weight ``C`` (the
+    memory's own keep ``D``).
 
     ``words`` maps each name of :data:`TSV_INPUTS` to an SQL expression; an empty
     context adds nothing.
     """
-    own = func.to_tsvector(ENGLISH, words["tsv_words"]).op("||")(
-        func.to_tsvector(SIMPLE, words["tsv_cjk"])
+    own = (
+        func.to_tsvector(ENGLISH, words["tsv_words"])
+        .op("||")(func.to_tsvector(SIMPLE, words["tsv_cjk"]))
+        .op("||")(
+            func.setweight(
+                func.to_tsvector(SIMPLE, words["tsv_sounds"]), literal_column("'B'::\"char\"")
+            )
+        )
     )
     framed = func.to_tsvector(ENGLISH, words["tsv_context_words"]).op("||")(
         func.to_tsvector(SIMPLE, words["tsv_context_cjk"])

@@ -121,14 +121,14 @@ def unframe(user_id: str, session: str, erased: Mapping[str, Any], context: str)
     """The turns of ``session`` that the erased turn ``erased`` (a row of
     :func:`memory_pg.sql.memories.delete_memory`) may have framed, and whose context is
     ``context`` (its text's tail), lose it: the context and its words (weight ``C`` in
-    ``search_tsv``; their own keep ``D``) go. Returns their ids and texts, to embed
-    again without it.
+    ``search_tsv``; their own words keep ``D``, their sounds ``B``) go. Returns their
+    ids and texts, to embed again without it.
 
     A turn frames only turns written after it, and a private turn only its own
     agent's private turns (:func:`memory_pg.plans.turns.from_batch`): another
     agent's turn with the same context was framed by another turn, and keeps it.
     """
-    own_words = func.ts_filter(m.c.search_tsv, literal_column("'{d}'::\"char\"[]"))
+    own_words = func.ts_filter(m.c.search_tsv, literal_column("'{b,d}'::\"char\"[]"))
     scope: list[ColumnElement[bool]] = []
     if erased["private"]:
         scope = [m.c.private.is_(True), m.c.agent_id == erased["agent_id"]]

@@ -125,3 +125,25 @@ def test_an_age_stated_against_the_speakers_brings_the_speakers_age(make_store: 
     )
     top = [h["text"] for h in store.search("我表哥今年多大了？", top_k=3, track_access=False)]
     assert top[:2] == ["我表哥比我大五岁，在银行上班", "我今年二十六，刚工作两年"]
+
+
+# One subject, one kind of fact: only the class's own word tells them apart.
+CLASSES = [
+    "女儿每周三下午学游泳",
+    "女儿每周六下午学钢琴",
+    "女儿每周日上午学围棋",
+    "女儿每周五晚上学英语",
+]
+
+
+def test_a_typo_by_sound_or_a_word_in_pinyin_still_finds_the_memory(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in CLASSES])
+    for question, answer in (
+        ("女儿的游勇课是星期几？", "游泳"),  # 勇 for 泳: one sound
+        ("女儿那个 gang qin 课是哪天来着", "钢琴"),
+        ("女儿学为旗是星期几", "围棋"),  # 为旗 for 围棋
+        ("女儿的yingyu课几点", "英语"),
+    ):
+        top = store.search(question, top_k=1, track_access=False)[0]
+        assert answer in top["text"], (question, top["text"])

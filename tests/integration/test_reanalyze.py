@@ -111,3 +111,21 @@ def test_the_command_prints_its_report(
     done = json.loads(run(["reanalyze", "--json"], env).stdout)
     assert done["updated"] == 1 and done["by_attribute"] == {"age": 1}
     assert _attributes(raw) == {NOTES[2]: ["age"]}
+
+
+def test_chinese_rows_indexed_without_sounds_get_them(
+    store: Any, raw: psycopg.Connection[Any]
+) -> None:
+    classes = ["女儿每周三下午学游泳", "女儿每周六下午学钢琴", "女儿每周日上午学围棋"]
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in classes])
+    store.add_memory("Standup moved to 9:30", "project_status")
+    # As a row written before sounds were indexed holds it: its words, no pinyin.
+    raw.execute("UPDATE memory_pg_memories SET search_tsv = ts_filter(search_tsv, '{a,c,d}')")
+    question = "女儿那个 gang qin 课是星期几"
+    assert "钢琴" not in store.search(question, top_k=1, track_access=False)[0]["text"]
+
+    report = reanalyze(store.engine)
+    # The Chinese rows only (their attributes were read when written).
+    assert (report.read, report.updated) == (3, 3)
+    assert "钢琴" in store.search(question, top_k=1, track_access=False)[0]["text"]
+    assert reanalyze(store.engine).read == 0

@@ -101,7 +101,7 @@ def _batch(rng: random.Random, n: int) -> tuple[list[sql_memories.NewMemory], li
                 topic=rng.choice([None, None, "db", "ui"]),
                 importance=0.5,
                 event_time=None,
-                words=(text, "", "", ""),
+                words=(text, "", "", "", ""),
                 attributes=(),
             )
         )

@@ -29,3 +29,38 @@ def test_question_words_are_not_content_words() -> None:
 
 def test_full_width_letters_and_digits_meet_their_ascii_forms() -> None:
     assert segment("ＰｏｓｔｇｒｅＳＱＬ　１６").words == segment("PostgreSQL 16").words
+
+
+def test_a_word_is_also_indexed_and_asked_by_its_sound() -> None:
+    from memory_pg._segment import index_words, sound
+
+    assert sound("游泳") == "youyong" and sound("绿地") == "ludi"
+    _, cjk, sounds, _, _ = index_words("女儿周三下午学游泳", None)
+    assert "游泳" in cjk.split() and "youyong" in sounds.split()
+    # A typo by sound ("游勇") asks by characters or sound, as one term.
+    assert "'游勇' | 'youyong'" in term_queries("女儿的游勇课几点")[2]
+    assert "'游勇':D | 'youyong':B" in term_queries("女儿的游勇课几点")[3]
+
+
+def test_pinyin_typed_in_a_chinese_question_is_asked_by_sound() -> None:
+    spaced = term_queries("我那个 gang qin 老师姓什么")[2]
+    assert "'gangqin'" in spaced
+    together = term_queries("明天的weijing要空腹吗")[2]
+    assert "'weijing'" in together
+    three = term_queries("hu shi zhang 是谁")[2]
+    assert {"'hushi'", "'shizhang'", "'hushizhang'"} <= set(three)
+
+
+def test_english_has_no_sounds() -> None:
+    # "he", "long", "man" are pinyin syllables too; in English they are English.
+    assert term_queries("he has been a long time a man of his word")[2] == []
+    assert term_queries("Weijing Li joined the team")[2] == []
+
+
+def test_a_wrong_join_around_a_function_word_is_not_asked_by_its_sound() -> None:
+    # jieba joins "课是" in "游泳课是几点"; as a word, its sound (keshi, 科室's) is not
+    # asked with it. (As a pair of characters it may be: a typo can hide there.)
+    assert "'课是'" in term_queries("游泳课是几点")[2]
+    assert "'课是' | 'keshi'" not in term_queries("游泳课是几点")[2]
+    # Question words hold no pair: "是不是" asks nothing.
+    assert term_queries("是不是？怎么样？")[2] == []
