@@ -155,7 +155,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "employer",
-        r"在哪(?:里|儿|个|家)?(?:上班|工作|高就|任职|实习)|哪(?:家|个)公司|什么公司|啥公司|单位|"
+        r"在哪(?:里|儿|个|家)?(?:上班|工作|干活|打工|做事|高就|任职|实习)|哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
         r"公司|单位|集团|银行|医院|学校|厂|上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|"
@@ -236,6 +236,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"在哪(?:里|儿)?(?:办|举行|举办|开|见面|吃|玩|集合|碰头)?|地点|什么地方|哪个地方|去哪|"
         r"\bwhere\b|\bwhich (?:city|place|venue|restaurant|hotel)\b|\bvenue\b",
         r"在[\u4e00-\u9fff]{2,12}(?:办|举行|举办|开|见面|集合)|地点|地址|酒店|餐厅|会议室|公园|"
+        r"位于|坐落|[开设]在|在[\u4e00-\u9fff]{1,10}(?:附近|旁边|对面|那边|这边|楼下|楼上|门口|边上)|"
         r"体育馆|中心|广场|大厦|路|街|\bvenue\b|\b(?:at|in) (?:the )?(?-i:[A-Z][a-z]+)",
     ),
     _attr(
@@ -256,11 +257,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "tool",
-        r"用(?:的)?什么|用啥|用哪(?:个|种|款)|什么数据库|什么框架|什么语言|什么工具|选型|技术栈|"
+        r"用(?:的)?(?:是)?(?:什么|啥|哪)|什么数据库|什么框架|什么语言|什么工具|什么软件|什么牌子|什么型号|选型|技术栈|"
         r"\bwhich (?:database|framework|language|tool|library|editor|cloud|stack)\b|"
         r"\bwhat (?:database|framework|language|tool|library|editor|cloud|stack)\b|"
         r"\bwhat do (?:we|i|they) use\b|\bwhat (?:are|is) (?:we|i|they) using\b",
-        r"使用|采用|改用|换成|选用|切换|迁到|迁移|数据库|框架|语言|工具|编辑器|部署|用[A-Za-z]|"
+        r"使用|采用|改用|换成|选用|切换|迁到|迁移|数据库|框架|语言|工具|编辑器|软件|部署|用(?:的是)?\s*[A-Za-z]|"
         r"\buse[sd]?\b|\busing\b|\bswitched\b|\bmigrated\b|\bstack\b|\bbuilt (?:on|with)\b|"
         r"\bruns? on\b|\bhosted on\b",
     ),

@@ -26,6 +26,11 @@ from memory_pg.text.references import compared_with, name_in, names_given, refer
         ("我女儿对什么过敏？", "diet"),
         ("那家火锅店怎么样？", "opinion"),
         ("演唱会几点开始？", "time"),
+        # Work said plainly ("干活", "打工") asks where as an employer, not a place.
+        ("我表哥在哪儿打工？", "employer"),
+        ("他老婆在哪干活？", "employer"),
+        # "用的是什么" asks what is used, as "用什么" does.
+        ("我剪视频用的是什么软件？", "tool"),
     ],
 )
 def test_a_question_asks_one_attribute(question: str, attribute: str) -> None:
@@ -48,6 +53,11 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         ("外婆是湖南湘潭人，老家在乡下", "hometown"),
         ("牙医的电话是 13912345678", "phone"),
         ("女儿对芒果过敏", "diet"),
+        # Where a thing is, by a locative: "开在", "位于", "在…附近".
+        ("那家面馆开在地铁站旁边", "place"),
+        ("新办公室位于滨江区", "place"),
+        ("我家在公园对面", "place"),
+        ("剪视频用的是 DaVinci Resolve", "tool"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
