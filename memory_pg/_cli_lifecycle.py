@@ -129,15 +129,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     p = subparsers.add_parser(
         "reanalyze",
-        help="read again which attributes each memory states (after migration 0016 "
-        "or an upgrade; cron: optional)",
+        help="read memories again: the attributes each states and the words it is "
+        "found by (after migration 0016, or --all after an upgrade; cron: optional)",
     )
     p.add_argument("--user", default=os.environ.get("MEMORY_PG_USER_ID"), help=user_help)
     p.add_argument(
         "--all",
         action="store_true",
         dest="every",
-        help="every memory, not only those with no attributes read yet",
+        help="every memory, not only those with no attributes read yet; writes the "
+        "ones whose attributes or full-text words change (once after an upgrade)",
     )
     p.add_argument(
         "--dry-run",

@@ -132,7 +132,10 @@ def _heard(word: str) -> str | None:
     but not a wrong join jieba guessed around a function word."""
     if len(word) < 2:
         return None
-    if word not in _jieba().dt.FREQ and any(c in _STOP_CHARS for c in word):  # type: ignore[attr-defined]
+    # Not in jieba's dictionary. (Its prefix entries of frequency 0, "吴有" of 吴有为,
+    # count as known: treating them as joins too lost half a point on zh_attr's tune half.)
+    known = _jieba().dt.FREQ.get(word)  # type: ignore[attr-defined]
+    if known is None and any(c in _STOP_CHARS for c in word):
         return None
     return sound(word)
 
@@ -184,12 +187,13 @@ def _splits(word: str) -> bool:
 PAIR_SOUNDS = True
 
 
-def _pair_sounds(text: str, asked: list[str]) -> list[str]:
+def _pair_sounds(text: str, asked: list[str], joins: set[str]) -> list[str]:
     """The sounds of adjacent Han characters of ``text`` not already asked: a typo
     can break a word jieba would have kept whole ("学为旗" for "学围棋": 学为 / 旗),
     and the pair "为旗" still sounds as 围棋 (``weiqi``). Pairs stay between
     function and question words ("是", "几点"): "师是研" holds no pair, whose 是研
-    would sound as 实验."""
+    would sound as 实验; nor is a wrong join of the query's own (``joins``: "课是")
+    asked by sound as a pair."""
     if not PINYIN or not PAIR_SOUNDS:
         return []
     have = " ".join(asked)
@@ -205,7 +209,8 @@ def _pair_sounds(text: str, asked: list[str]) -> list[str]:
                 spans[-1] += token
         for span in spans:
             for i in range(len(span) - 1):
-                heard = sound(span[i : i + 2])
+                pair = span[i : i + 2]
+                heard = None if pair in joins else sound(pair)
                 if heard and "'" + heard + "'" not in have:
                     out.append(heard)
     return list(dict.fromkeys(out))
@@ -232,6 +237,8 @@ def typed_sounds(text: str) -> list[str]:
                 "".join(run[i:j])
                 for i in range(len(run))
                 for j in range(i + 2, min(len(run), i + 4) + 1)
+                # "she can", "you a": English function words, not pinyin.
+                if not all(w in EN_STOPWORDS for w in run[i:j])
             )
             run = []
             if word.isascii() and word.isalpha() and _splits(word):
@@ -348,9 +355,9 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
     deduplicated in order; stop words are left to PostgreSQL, which drops them.
     """
     seg = segment(text)
-    words = list(dict.fromkeys(seg.words))
     cjk_any: list[str] = []
     cjk_own: list[str] = []
+    joins: set[str] = set()
     for word in dict.fromkeys(seg.cjk):
         heard = _heard(word)
         if heard:
@@ -359,9 +366,19 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
         else:
             cjk_any.append(_quote(word))
             cjk_own.append(_quote(word, "D"))
-    for heard in typed_sounds(text) + _pair_sounds(text, cjk_any):
+            joins.add(word)
+    typed_all = typed_sounds(text)
+    typed = [t for t in typed_all if "'" + t + "'" not in " ".join(cjk_any)]
+    for heard in typed:
+        # Typed as one word ("weijing", "Nike"): the same letters may be an English
+        # word of a memory (weight D) or a Chinese one's sound (B); one term for both.
+        cjk_any.append(_quote(heard))
+        cjk_own.append(_quote(heard, "BD"))
+    for heard in _pair_sounds(text, cjk_any, joins):
         cjk_any.append(_quote(heard))
         cjk_own.append(_quote(heard, "B"))
+    # A word asked as a typed sound is not asked again as an English word.
+    words = [w for w in dict.fromkeys(seg.words) if w not in typed_all]
     return (
         [_quote(w) for w in words],
         [_quote(w, "D") for w in words],

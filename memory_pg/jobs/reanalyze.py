@@ -5,12 +5,14 @@ A memory's ``attributes`` (age, occupation, home ...: :mod:`memory_pg.text.attri
 are read from its text when it is written, for the search's attribute part, and so
 are the words of its full-text index (``search_tsv``: :func:`memory_pg._segment.index_words`).
 Rows written before migration 0016 have no attributes (NULL): they rank as before,
-without that part. Chinese rows written before 0.x indexed no sounds (pinyin), so a
-question with a typo or a word typed in pinyin does not meet them. A newer
+without that part. Chinese rows written before the full-text index held sounds
+(pinyin) are not met by a question with a typo or a word typed in pinyin. A newer
 memory-pg may also read a text differently. This job reads them again:
 
-- by default only the rows that have no attributes, or Chinese text and no sound;
-  ``every=True`` (``--all``) every row, writing only those whose reading changes;
+- by default only the rows that have no attributes; ``every=True`` (``--all``)
+  every row, writing only those whose attributes or full-text words change (run it
+  once after an upgrade that indexes texts differently, as the one that added
+  sounds);
 - in batches, each its own short transaction, ``FOR UPDATE SKIP LOCKED`` (a row a
   writer holds is left for the next run), in id order, so a run that stops at
   ``max_runtime_s`` is continued by the next;
@@ -18,7 +20,8 @@ memory-pg may also read a text differently. This job reads them again:
   several hosts) exit at once with ``skipped: true``;
 - ``dry_run`` reads and counts, writes nothing.
 
-Run it once after upgrading to migration 0016: ``memory-pg reanalyze``.
+Run it once after upgrading to migration 0016: ``memory-pg reanalyze``; once with
+``--all`` after upgrading to the release that indexes Chinese sounds.
 """
 
 from __future__ import annotations
@@ -32,17 +35,13 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
-    Boolean,
     Engine,
     Select,
     String,
     Text,
     Update,
-    and_,
     bindparam,
     func,
-    literal,
-    literal_column,
     or_,
     select,
 )
@@ -108,24 +107,10 @@ def _batch(
         .limit(size)
     )
     if not every:
-        sounds = func.ts_filter(m.c.search_tsv, literal_column("'{b}'::\"char\"[]"))
-        stmt = stmt.where(
-            or_(
-                m.c.attributes.is_(None),
-                # Chinese text indexed without its sounds (before they were indexed).
-                and_(
-                    m.c.text.op("~", return_type=Boolean)(literal(_HAN)),
-                    func.length(sounds) == 0,
-                ),
-            )
-        )
+        stmt = stmt.where(m.c.attributes.is_(None))
     if user_id is not None:
         stmt = stmt.where(m.c.user_id == user_id)
     return stmt.with_for_update(skip_locked=True) if lock else stmt
-
-
-#: A Han character (the rows whose index may lack their sounds), for ``~``.
-_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 
 
 def _write(

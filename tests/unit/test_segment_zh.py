@@ -51,6 +51,15 @@ def test_pinyin_typed_in_a_chinese_question_is_asked_by_sound() -> None:
     assert {"'hushi'", "'shizhang'", "'hushizhang'"} <= set(three)
 
 
+def test_a_word_typed_as_one_is_one_term_english_or_pinyin() -> None:
+    # "Nike" in a Chinese question: an English memory's word (D) or a sound (B), asked
+    # once, not as an English term beside a sound term of the same letters.
+    en_any, _, _, cjk_own = term_queries("我的Nike跑鞋多少钱")
+    assert "'nike'" not in en_any and "'nike':BD" in cjk_own
+    # English function words are not pinyin: "she can" is not "shecan".
+    assert not any("shecan" in t for t in term_queries("小明说 she can come")[2])
+
+
 def test_english_has_no_sounds() -> None:
     # "he", "long", "man" are pinyin syllables too; in English they are English.
     assert term_queries("he has been a long time a man of his word")[2] == []
@@ -58,9 +67,12 @@ def test_english_has_no_sounds() -> None:
 
 
 def test_a_wrong_join_around_a_function_word_is_not_asked_by_its_sound() -> None:
-    # jieba joins "课是" in "游泳课是几点"; as a word, its sound (keshi, 科室's) is not
-    # asked with it. (As a pair of characters it may be: a typo can hide there.)
-    assert "'课是'" in term_queries("游泳课是几点")[2]
-    assert "'课是' | 'keshi'" not in term_queries("游泳课是几点")[2]
+    # jieba joins "课是" in "游泳课是几点"; its sound (keshi) is 科室's.
+    asked = term_queries("游泳课是几点")[2]
+    assert "'课是'" in asked
+    assert not any("keshi" in t for t in asked)
+    # A pair across such a join still is: "学为旗" is cut 学为 / 旗, "为旗" is 围棋's.
+    asked = term_queries("女儿学为旗是星期几")[2]
+    assert "'weiqi'" in asked and not any("xuewei" in t for t in asked)
     # Question words hold no pair: "是不是" asks nothing.
     assert term_queries("是不是？怎么样？")[2] == []
