@@ -54,9 +54,15 @@ VARIANTS = {
     "no-sounds": lambda b: b,
     # Sounds of words only, not of a query's character pairs that no word holds.
     "no-pair-sounds": lambda b: b,
+    # A query's words not asked by their characters as well.
+    "no-chars": lambda b: b,
 }
 #: Switches of the text layer a variant turns off while it asks.
-SWITCHES = {"no-sounds": {"PINYIN": False}, "no-pair-sounds": {"PAIR_SOUNDS": False}}
+SWITCHES = {
+    "no-sounds": {"PINYIN": False},
+    "no-pair-sounds": {"PAIR_SOUNDS": False},
+    "no-chars": {"CHARS": False},
+}
 
 
 def share(found: list[str], evidence: set[str], k: int) -> float:

@@ -99,20 +99,43 @@ class Segments:
         return " ".join(self.cjk)
 
     @property
-    def sounds_text(self) -> str:
-        """The sounds of the Chinese words of two characters or more (:func:`sound`),
-        joined by spaces, for ``to_tsvector('simple', ...)``."""
-        sounds = (_heard(w) for w in self.cjk)
-        return " ".join(dict.fromkeys(s for s in sounds if s))
+    def alike_text(self) -> str:
+        """What the Chinese words of two characters or more are also found by: their
+        sounds (:func:`sound`) and their characters (:func:`_chars`), joined by spaces,
+        for ``to_tsvector('simple', ...)``."""
+        sounds = [_heard(w) for w in self.cjk]
+        chars = _chars(self.cjk) if CHARS else []
+        return " ".join(dict.fromkeys([s for s in sounds if s] + chars))
+
+
+#: Off switch for measuring: a Chinese word's characters as terms of their own.
+CHARS = True
+#: Chinese numerals: a value, not a topic ("四十平" and "四十岁" share no subject).
+_NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿几半")
+
+
+def _chars(words: Iterable[str]) -> list[str]:
+    """The Han characters of words of two characters or more, function characters
+    and numerals left out: "房租" holds 租, which "月租" and "租金" hold too. Chinese
+    compounds share their head or their root rather than the whole word, so a word
+    also meets its kin by a character (weight ``B`` in a memory, as its sound)."""
+    out: dict[str, None] = {}
+    for word in words:
+        if len(word) > 1:
+            for c in word:
+                if c not in _STOP_CHARS and c not in _NUMERALS and _CJK_CHAR.match(c):
+                    out.setdefault(c, None)
+    return list(out)
 
 
 def index_words(text: str, context: str | None) -> tuple[str, str, str, str, str]:
     """A memory's words as the full-text index reads them: the English and the
-    Chinese words of ``text`` and their sounds, then the words of ``context`` (its
-    Chinese words' sounds with its Chinese words). Each joined by spaces."""
+    Chinese words of ``text``, what the Chinese ones are also found by (sounds and
+    characters), then the words of ``context`` (with what its Chinese words are also
+    found by). Each joined by spaces."""
     own, framing = segment(text), segment(context or "")
-    framed_cjk = " ".join(x for x in (framing.cjk_text, framing.sounds_text) if x)
-    return own.words_text, own.cjk_text, own.sounds_text, framing.words_text, framed_cjk
+    framed_cjk = " ".join(x for x in (framing.cjk_text, framing.alike_text) if x)
+    return own.words_text, own.cjk_text, own.alike_text, framing.words_text, framed_cjk
 
 
 def sound(word: str) -> str | None:
@@ -377,6 +400,13 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
     for heard in _pair_sounds(text, cjk_any, joins):
         cjk_any.append(_quote(heard))
         cjk_own.append(_quote(heard, "B"))
+    if CHARS and PINYIN:
+        # Each character of the query's words, unless it is a word of the query too.
+        alone = set(seg.cjk)
+        for char in _chars(seg.cjk):
+            if char not in alone:
+                cjk_any.append(_quote(char))
+                cjk_own.append(_quote(char, "BD"))
     # A word asked as a typed sound is not asked again as an English word.
     words = [w for w in dict.fromkeys(seg.words) if w not in typed_all]
     return (

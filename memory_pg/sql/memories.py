@@ -130,7 +130,7 @@ _PLAIN_COLUMNS = (
 )
 
 
-TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_sounds", "tsv_context_words", "tsv_context_cjk")
+TSV_INPUTS = ("tsv_words", "tsv_cjk", "tsv_alike", "tsv_context_words", "tsv_context_cjk")
 
 
 def attributes_text(attributes: Sequence[str]) -> str:
@@ -151,10 +151,10 @@ def tsvector_words(row: NewMemory) -> dict[str, str]:
 
 
 def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]:
-    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, the
-    Chinese words' sounds with weight ``B`` (not counted in a memory's length, which
-    is its ``D`` words), and the context's words after them with weight ``C`` (the
-    memory's own keep ``D``).
+    """``to_tsvector('english', words) || to_tsvector('simple', chinese words)``, what
+    the Chinese words are also found by (sounds, characters) with weight ``B`` (not
+    counted in a memory's length, which is its ``D`` words), and the context's words
+    after them with weight ``C`` (the memory's own keep ``D``).
 
     ``words`` maps each name of :data:`TSV_INPUTS` to an SQL expression; an empty
     context adds nothing.
@@ -164,7 +164,7 @@ def tsvector_expr(words: Mapping[str, ColumnElement[Any]]) -> ColumnElement[Any]
         .op("||")(func.to_tsvector(SIMPLE, words["tsv_cjk"]))
         .op("||")(
             func.setweight(
-                func.to_tsvector(SIMPLE, words["tsv_sounds"]), literal_column("'B'::\"char\"")
+                func.to_tsvector(SIMPLE, words["tsv_alike"]), literal_column("'B'::\"char\"")
             )
         )
     )

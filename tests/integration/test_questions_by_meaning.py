@@ -147,3 +147,21 @@ def test_a_typo_by_sound_or_a_word_in_pinyin_still_finds_the_memory(make_store: 
     ):
         top = store.search(question, top_k=1, track_access=False)[0]
         assert answer in top["text"], (question, top["text"])
+
+
+# Three costs of a shop, each a price: only a character (租) ties the question's
+# word (租金) to the one it asks.
+COSTS = [
+    "电费一个月两千左右",
+    "两个店员的工资一共一万二",
+    "月租一万一，押一付三",
+    "装修当时花了五万",
+]
+
+
+def test_a_word_meets_a_memory_that_shares_its_root(make_store: Any) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in COSTS])
+    for question, answer in (("租金多少？", "月租"), ("每月的电钱多少？", "电费")):
+        top = store.search(question, top_k=1, track_access=False)[0]
+        assert answer in top["text"], (question, top["text"])

@@ -76,3 +76,13 @@ def test_a_wrong_join_around_a_function_word_is_not_asked_by_its_sound() -> None
     assert "'weiqi'" in asked and not any("xuewei" in t for t in asked)
     # Question words hold no pair: "是不是" asks nothing.
     assert term_queries("是不是？怎么样？")[2] == []
+
+
+def test_a_word_also_meets_its_kin_by_a_character() -> None:
+    from memory_pg._segment import index_words
+
+    # 租金 / 月租 share 租; a numeral is a value, not a topic.
+    _, _, alike, _, _ = index_words("店面四十平，月租一万一", None)
+    assert "租" in alike.split() and "四" not in alike.split()
+    asked = term_queries("店铺的租金是多少？")[3]
+    assert "'租':BD" in asked and "'金':BD" in asked
