@@ -390,13 +390,14 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
             cjk_any.append(_quote(word))
             cjk_own.append(_quote(word, "D"))
             joins.add(word)
-    typed_all = typed_sounds(text)
-    typed = [t for t in typed_all if "'" + t + "'" not in " ".join(cjk_any)]
-    for heard in typed:
-        # Typed as one word ("weijing", "Nike"): the same letters may be an English
-        # word of a memory (weight D) or a Chinese one's sound (B); one term for both.
-        cjk_any.append(_quote(heard))
-        cjk_own.append(_quote(heard, "BD"))
+    for heard in typed_sounds(text):
+        if "'" + heard + "'" in " ".join(cjk_any):
+            continue  # the sound of a word the query also writes in characters
+        # Its letters stay an English word too ("Alice", "Nike": a name, a brand, or
+        # pinyin): this term meets them only as a sound (weights B, C), so it is never
+        # the English term's twin.
+        cjk_any.append(_quote(heard, "BC"))
+        cjk_own.append(_quote(heard, "B"))
     for heard in _pair_sounds(text, cjk_any, joins):
         cjk_any.append(_quote(heard))
         cjk_own.append(_quote(heard, "B"))
@@ -407,8 +408,7 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
             if char not in alone:
                 cjk_any.append(_quote(char))
                 cjk_own.append(_quote(char, "BD"))
-    # A word asked as a typed sound is not asked again as an English word.
-    words = [w for w in dict.fromkeys(seg.words) if w not in typed_all]
+    words = list(dict.fromkeys(seg.words))
     return (
         [_quote(w) for w in words],
         [_quote(w, "D") for w in words],
