@@ -49,8 +49,8 @@ VARIANTS = {
     "no-entities": lambda b: replace(b, entity_weight=0.0),
     # The attribute part and the resolution of described things (issue 35) off.
     "no-attributes": lambda b: replace(b, attribute_weight=0.0),
-    # Queries that ask by characters only, not by sound (the memories are indexed
-    # with their sounds either way, at a weight no plain word matches).
+    # Queries that ask by their words only, as before sounds and characters (the
+    # memories are indexed with both either way, at a weight no plain word matches).
     "no-sounds": lambda b: b,
     # Sounds of words only, not of a query's character pairs that no word holds.
     "no-pair-sounds": lambda b: b,

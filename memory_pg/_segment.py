@@ -11,7 +11,9 @@ does not change. A query word matches by its characters *or* its sound, as one
 term: "游勇课" (a typo by sound, the commonest kind in Chinese typed by pinyin
 input) meets "游泳班", and a word typed in pinyin in a Chinese query ("那个 gang
 qin 课", "我的weijing") meets "钢琴" and "胃镜". One term, not two: a word spelled
-right is not counted twice.
+right is not counted twice. A Chinese word's characters are indexed with weight
+``B`` too and asked as terms of their own: compounds share a root ("租金" meets
+"月租").
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def _splits(word: str) -> bool:
 PAIR_SOUNDS = True
 
 
-def _pair_sounds(text: str, asked: list[str], joins: set[str]) -> list[str]:
+def _pair_sounds(text: str, asked: set[str], joins: set[str]) -> list[str]:
     """The sounds of adjacent Han characters of ``text`` not already asked: a typo
     can break a word jieba would have kept whole ("学为旗" for "学围棋": 学为 / 旗),
     and the pair "为旗" still sounds as 围棋 (``weiqi``). Pairs stay between
@@ -219,7 +221,6 @@ def _pair_sounds(text: str, asked: list[str], joins: set[str]) -> list[str]:
     asked by sound as a pair."""
     if not PINYIN or not PAIR_SOUNDS:
         return []
-    have = " ".join(asked)
     out: list[str] = []
     for run in _CJK_RUN.findall(normalize(text)):
         spans: list[str] = [""]
@@ -234,7 +235,7 @@ def _pair_sounds(text: str, asked: list[str], joins: set[str]) -> list[str]:
             for i in range(len(span) - 1):
                 pair = span[i : i + 2]
                 heard = None if pair in joins else sound(pair)
-                if heard and "'" + heard + "'" not in have:
+                if heard and heard not in asked:
                     out.append(heard)
     return list(dict.fromkeys(out))
 
@@ -380,25 +381,31 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
     seg = segment(text)
     cjk_any: list[str] = []
     cjk_own: list[str] = []
+    #: Sounds asked so far, and the query's words of two characters asked by none
+    #: (wrong joins, "课是": no pair sound either).
+    asked: set[str] = set()
     joins: set[str] = set()
     for word in dict.fromkeys(seg.cjk):
         heard = _heard(word)
         if heard:
+            asked.add(heard)
             cjk_any.append(_quote(word) + " | " + _quote(heard))
             cjk_own.append(_quote(word, "D") + " | " + _quote(heard, "B"))
         else:
             cjk_any.append(_quote(word))
             cjk_own.append(_quote(word, "D"))
-            joins.add(word)
+            if len(word) > 1:
+                joins.add(word)
     for heard in typed_sounds(text):
-        if "'" + heard + "'" in " ".join(cjk_any):
+        if heard in asked:
             continue  # the sound of a word the query also writes in characters
+        asked.add(heard)
         # Its letters stay an English word too ("Alice", "Nike": a name, a brand, or
         # pinyin): this term meets them only as a sound (weights B, C), so it is never
         # the English term's twin.
         cjk_any.append(_quote(heard, "BC"))
         cjk_own.append(_quote(heard, "B"))
-    for heard in _pair_sounds(text, cjk_any, joins):
+    for heard in _pair_sounds(text, asked, joins):
         cjk_any.append(_quote(heard))
         cjk_own.append(_quote(heard, "B"))
     if CHARS and PINYIN:

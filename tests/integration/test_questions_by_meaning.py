@@ -19,16 +19,28 @@ UNCLE = [
 ]
 
 
-def test_the_asked_attribute_of_the_subject_ranks_first(make_store: Any) -> None:
+def first_answers(
+    make_store: Any, notes: list[str], asked: tuple[tuple[str, str], ...]
+) -> list[dict[str, Any]]:
+    """A fresh user holding ``notes``; the first result for each question of
+    ``asked`` (question, a word of its answer), checked to hold the answer."""
     store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in UNCLE])
-    for question, answer in (
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
+    tops = []
+    for question, answer in asked:
+        top = store.search(question, top_k=1, track_access=False)[0]
+        assert answer in top["text"], (question, top["text"])
+        tops.append(top)
+    return tops
+
+
+def test_the_asked_attribute_of_the_subject_ranks_first(make_store: Any) -> None:
+    asked = (
         ("我姑父多大年纪了？", "五十三岁"),
         ("姑父是干什么的？", "开货车"),
         ("我姑父是哪里人？", "九江"),
-    ):
-        top = store.search(question, top_k=1)[0]
-        assert answer in top["text"], question
+    )
+    for top in first_answers(make_store, UNCLE, asked):
         assert top["attribute_match"] == 1.0
 
 
@@ -137,16 +149,13 @@ CLASSES = [
 
 
 def test_a_typo_by_sound_or_a_word_in_pinyin_still_finds_the_memory(make_store: Any) -> None:
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in CLASSES])
-    for question, answer in (
+    asked = (
         ("女儿的游勇课是星期几？", "游泳"),  # 勇 for 泳: one sound
         ("女儿那个 gang qin 课是哪天来着", "钢琴"),
         ("女儿学为旗是星期几", "围棋"),  # 为旗 for 围棋
         ("女儿的yingyu课几点", "英语"),
-    ):
-        top = store.search(question, top_k=1, track_access=False)[0]
-        assert answer in top["text"], (question, top["text"])
+    )
+    first_answers(make_store, CLASSES, asked)
 
 
 # Three costs of a shop, each a price: only a character (租) ties the question's
@@ -160,8 +169,4 @@ COSTS = [
 
 
 def test_a_word_meets_a_memory_that_shares_its_root(make_store: Any) -> None:
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in COSTS])
-    for question, answer in (("租金多少？", "月租"), ("每月的电钱多少？", "电费")):
-        top = store.search(question, top_k=1, track_access=False)[0]
-        assert answer in top["text"], (question, top["text"])
+    first_answers(make_store, COSTS, (("租金多少？", "月租"), ("每月的电钱多少？", "电费")))
