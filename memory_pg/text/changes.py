@@ -35,7 +35,7 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import quantities, states, subjects
+from memory_pg.text import quantities, states, subjects, things
 from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
@@ -170,6 +170,7 @@ def judge(
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
     count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
+    slot = things.same_slot(old, new) or ("count" if count else "")  # "pushed it to May"
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
     if subjects.other_subject(old, new, _FILLER) or subjects.other_scope(old, new):
@@ -184,7 +185,7 @@ def judge(
     if (
         zone
         and not subjects.holds_zone(new, zone)
-        and not (kinds_shared or left or attribute or renamed or similar or version or count)
+        and not (kinds_shared or left or attribute or renamed or similar or version or slot)
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
     ):
         return None  # what the old text is about is not named in the new one
@@ -201,6 +202,8 @@ def judge(
     thing = _thing_changed(new)
     if thing and not subjects.holds_zone(old, thing):
         return None  # "医生把我的降压药换成了…": the drug changed, not who the doctor is
+    if things.other_thing(old, new, kinds_shared):
+        return None  # "公司搬到望京了" beside "我住在双井": the company moved, not the home
     words_old, words_new = _content(old), _content(new)
     shared = words_old & words_new
     same = ""
@@ -218,8 +221,8 @@ def judge(
         same = "similar"
     elif version:
         same = "version"
-    elif count:
-        same = "count"  # "我有两只猫" / "家里三只猫了": one thing counted, another number
+    elif slot:
+        same = slot
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
@@ -544,9 +547,9 @@ def _holds(text: str, word: str) -> bool:
 
 #: Words that frame an old value in the new text as what was given up.
 _GIVEN_UP = re.compile(
-    r"\binstead of\b|\brather than\b|\bno longer\b|\bnot\b|\bdropped\b|\bretired\b|\bwas\b"
-    r"|\bused to\b|\bold\b|\bclosed\b|\bgone\b|\bfrom\b|\bsold\b|\bleft\b|\boutgrew\b|\bquit\b"
-    r"|不再|停|戒|下线|砍|放弃|不用|退|弃|淘汰|旧|以前|原来|之前|而不是|从|离开|离职|没|不开|换掉|不",
+    r"\binstead of\b|\brather than\b|\bno longer\b|\bnot\b|\bdropped\b(?!\s+to\b)|\bretired\b"
+    r"|\bwas\b|\bused to\b|\bold\b|\bclosed\b|\bgone\b|\bfrom\b|\bsold\b|\bleft\b|\boutgrew\b"
+    r"|\bquit\b|不再|停|戒|下线|砍(?!到)|放弃|不用|退|弃|淘汰|旧|以前|原来|之前|而不是|从|离开|离职|没|不开|换掉|不",
     re.IGNORECASE,
 )
 

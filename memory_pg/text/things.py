@@ -1,0 +1,284 @@
+"""What a statement of change is said of: "X moved to Y", "X换成了Y", "X推迟到Y".
+
+A change that takes a destination names the thing it changes before its verb. Two
+readings of that thing, in both languages:
+
+- **Another one of a kind keeps both facts**: the thing is qualified as another
+  ("隔壁组的组长" beside "我们组长是老黄", "Project Nova's deadline" beside "Project Atlas
+  ships…", "B 项目的交付" beside "A 项目…"), or it is an organisation the older text does
+  not speak of ("公司搬到望京了" beside "我住在双井": the company moved, not the home).
+- **The same slot by its value**: the thing is named by the attribute's own noun ("日子往后
+  挪到…" beside a date, "经费被砍到 50 万" beside a budget), or is held by the older text,
+  or is not named at all ("we pushed it to september"), and the new value has the
+  shape of the older one (a time for a time, a number for a number).
+
+A thing the older text holds may be named by a short form ("pg" for PostgreSQL, "BB"
+for Bitbucket), by another ending of one root ("ownership" / "owns"), or, in Chinese,
+by a word sharing a character of substance ("例会" / "周会").
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_pg._segment import EN_STOPWORDS
+from memory_pg.entities import has_han
+from memory_pg.text.attributes import stated, tagged
+from memory_pg.text.cues import CUE
+from memory_pg.text.subjects import stem
+
+#: Kinds of signal that are verbs taking a destination ("moved to", "换成", "推迟到").
+_VERBS = frozenset(
+    {"from_to", "stopped", "left", "moved", "postponed", "cancelled", "switched", "value"}
+)
+_DESTINATION_AFTER = re.compile(
+    r"^\s*(?:(?:over|up|back|out|down|forward)\s+)?(?:to|into|until|till)\b|^\s*了?\s*[到成为去至]",
+    re.IGNORECASE,
+)
+#: A signal that holds its destination: "moved to", "换成", "砍到 50" (the number after).
+_DESTINATION_IN = re.compile(
+    r"(?:\bto|[到成为去至])(?:\s*\$?[\d零一二两三四五六七八九十][\d.,百千万亿]*)?\s*$",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[，,。.;；!！?？:：—()（）]|\s-\s|\bbut\b|\band\b|\bso\b|但是|不过|所以")
+
+#: English words between a thing and its verb: auxiliaries and adverbs.
+_AUXILIARIES = frozenset(
+    "got get gets getting was were is are be been being has have had just already "
+    "finally officially also now then recently suddenly apparently basically all went "
+    "go goes gone come came 's".split()
+)
+#: English words that are no thing: the speaker, pronouns, determiners.
+_NOT_THINGS = frozenset(
+    "i we you he she it they me us him them everyone everybody everything all "
+    "i've we've i'm we're it's they're he's she's you're "
+    "the a an my our your his her their its this that these those".split()
+)
+_TIME = re.compile(
+    r"^(?:last|next|this|yesterday|today|tonight|tomorrow|week|month|year|monday|tuesday"
+    r"|wednesday|thursday|friday|saturday|sunday|morning|evening|ago|after|before|since)$",
+    re.IGNORECASE,
+)
+#: jieba's tags of words that name a thing (nouns, places, foreign words).
+_NOUNS = ("n", "s", "eng", "x")
+_SKIP = ("d", "t", "c", "r", "m", "u", "p", "f", "a", "q", "y", "e", "o", "z")
+
+#: Nouns that name an attribute itself: a thing named by one of them is the attribute
+#: of the same kind the older text states ("the location changed to…").
+ATTRIBUTE_NOUNS: dict[str, frozenset[str]] = {
+    "place": frozenset(
+        "location venue address place spot site 地点 场地 地址 位置 地方 会场 场所".split()
+    ),
+    "time": frozenset(
+        "date time day deadline due schedule slot ddl 日期 时间 日子 截止 期限 档期 时间点".split()
+    ),
+    "price": frozenset(
+        "amount price cost fee budget salary pay payment rent bill contribution "
+        "金额 价格 费用 年费 月费 预算 工资 薪水 月薪 年薪 房租 租金 价钱 额度 经费 钱".split()
+    ),
+    "count": frozenset("number headcount count size 人数 数量 规模 编制".split()),
+}
+#: Characters that tie no two things: grammar, and the units of time every date
+#: holds (周会 is not 周五's). 会 stays: "例会" / "周会" are one meeting.
+_GRAMMAR = frozenset(
+    "我你他她它们的了是在有不没也都还就又再很太和与跟对把被给从到个一这那周月日年天号时点"
+)
+
+
+def said_of(new: str) -> tuple[str, list[str]] | None:
+    """``(head, qualifiers)`` of the thing ``new``'s first change takes a destination
+    for: "Project Nova's deadline moved to August" → ("deadline", ["project", "nova"]);
+    None when its first change verb takes none, or the thing is the speaker, a
+    pronoun or a time ("Last week we moved to…", "上个月搬到了…")."""
+    for m in CUE.finditer(new):
+        if m.lastgroup not in _VERBS:
+            continue
+        if m.lastgroup != "from_to" and not (
+            _DESTINATION_IN.search(m.group(0)) or _DESTINATION_AFTER.match(new[m.end() :])
+        ):
+            return None  # "raised the rent to…", "换了个号码": the thing follows the verb
+        clause = _CLAUSE.split(new[: m.start()])[-1]
+        # "医生让我把降压药加到…": the thing follows 把; "金额从这个月起加到…": 从 opens a time.
+        phrase = clause.rsplit("把", 1)[-1].split("从")[0]
+        if not has_han(phrase):
+            return _latin_head(phrase)
+        # Cut with the verb, so a word the signal starts inside ("晋升到") is the verb's.
+        tokens, at = [], len(new[: m.start()]) - len(clause) + clause.find(phrase)
+        for word, flag in tagged(new[at : m.end()]):
+            at += len(word)
+            if at <= m.start():
+                tokens.append((word, flag))
+        return _han_head([(w, f) for w, f in tokens if w.strip()])
+    return None
+
+
+def _latin_head(phrase: str) -> tuple[str, list[str]] | None:
+    words = re.findall(r"[A-Za-z][\w'.+-]*", phrase)
+    while words and words[-1].lower() in _AUXILIARIES:
+        words.pop()
+    if not words or words[-1].lower() in _NOT_THINGS or _TIME.match(words[-1]):
+        return None  # "After the layoffs we're down to 8": the speaker's own
+    head = re.sub(r"(?<=[a-z]{3})s$", "", words[-1].lower())  # "costs" names a cost
+    # The words before it qualify it: "Project Nova's deadline", "parking spot fee".
+    owner = [w for w in words[:-1] if w.lower() not in _NOT_THINGS]
+    return head, [re.sub(r"'s$", "", w).lower() for w in owner]
+
+
+def _han_head(tokens: list[tuple[str, str]]) -> tuple[str, list[str]] | None:
+    words = [w for w, _ in tokens]
+    text = "".join(words)
+    for attribute in ATTRIBUTE_NOUNS.values():  # "会员年费", "给爸妈的钱": the attribute
+        named = [n for n in attribute if has_han(n) and text.endswith(n)]
+        if named and "的" not in text[: -len(named[0])][-1:]:
+            owner = [w for w, f in tokens[:-1] if f.startswith(_NOUNS) and _qualifier_ok(w)]
+            return named[0], owner if "的" in words else []
+    if "的" in words:
+        at = len(words) - 1 - words[::-1].index("的")
+        if at + 1 < len(tokens):
+            owner = [w.lower() for w, f in tokens[:at] if f.startswith(_NOUNS)]
+            return words[at + 1].lower(), [w for w in owner if _qualifier_ok(w)]
+    nouns = [w for w, f in tokens if f.startswith(_NOUNS) and not _speaker(w)]
+    if nouns:
+        return nouns[-1].lower(), []
+    rest = [w for w, f in tokens if len(w) > 1 and not f.startswith(_SKIP)]
+    return (rest[-1], []) if rest else None
+
+
+def _qualifier_ok(word: str) -> bool:
+    """Whether a Chinese qualifier word can name another thing: not a pronoun or function
+    character ("我们", "的"), not a number."""
+    return not _speaker(word) and not re.fullmatch(r"[\d零一二两三四五六七八九十]+", word)
+
+
+def _speaker(word: str) -> bool:
+    return word in ("我", "我们", "咱们", "咱", "大家", "你", "你们", "他", "她", "他们", "它")
+
+
+#: Organisations and their premises: what they do ("the office moved") is theirs,
+#: not the speaker's, unless the older text speaks of them.
+_ORGANISATIONS = frozenset(
+    "company office team firm employer department org startup school 公司 办公室 单位 团队 "
+    "部门 组 学校 工作室 门店 店".split()
+)
+
+#: Whether a thing changed that ``old`` does not name at all keeps both facts too
+#: ("公司搬到望京了" beside "我住在双井"). Off: on pairs not tuned on it cost more changes
+#: named by another word ("the servers moved…" beside "we host on…") than it saved
+#: facts (docs/measurements.md); a thing qualified as another one always keeps both.
+UNNAMED_THING_KEEPS = False
+
+
+def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
+    """The word naming what ``new`` changes when that is not what ``old`` states (so
+    both facts stand), or "". ``kinds_shared``: the new value is a product of a kind
+    ``old`` names, which makes one slot whatever the thing is called."""
+    found = said_of(new)
+    if found is None:
+        return ""
+    head, owner = found
+    for word in owner:
+        if word and not _held(old, word):
+            return word  # "隔壁组的组长", "Project Nova's deadline": another one
+    if kinds_shared:
+        return ""  # "公司统一换成飞书了" beside "团队沟通用钉钉": one slot, whoever chose
+    if head in _ORGANISATIONS and not _held(old, head):
+        return head  # "公司搬到望京了" beside "我住在双井": the company's place, not the home
+    if not UNNAMED_THING_KEEPS or _held(old, head):
+        return ""
+    return "" if _attribute_named(old, head) else head  # "the location" of an event
+
+
+def _attribute_named(old: str, head: str) -> str:
+    """The attribute ``head`` names by its own noun ("日子", "location", "金额") when
+    ``old`` gives a value of it (a time for a time, a number for an amount), or ""."""
+    shapes = _shapes(old)
+    for name, nouns in ATTRIBUTE_NOUNS.items():
+        if head in nouns:
+            if name == "time":
+                return name if "time" in shapes else ""
+            return name if name in stated(old) or "number" in shapes else ""
+    return ""
+
+
+def _held(old: str, word: str) -> bool:
+    """Whether ``old`` names ``word``: as a word (by its stem), in Chinese by a character
+    of substance ("例会" / "周会"), or as a short form of one of its words ("pg" for
+    PostgreSQL, "BB" for Bitbucket: the first letter, then the others in order)."""
+    if has_han(word):
+        return word in old or bool(set(word) - _GRAMMAR & set(old))
+    base = stem(word)
+    if re.search(r"(?<![A-Za-z0-9])" + re.escape(base), old, re.IGNORECASE):
+        return True
+    # "owns" / "ownership", "pay" / "payment": one root, another ending.
+    roots = {stem(w) for w in re.findall(r"[A-Za-z]{3,}", old) if w.lower() not in EN_STOPWORDS}
+    if any(len(r) >= 3 and word.startswith(r) for r in roots):
+        return True
+    if len(word) <= 4 and word.isalpha():
+        for other in re.findall(r"[A-Za-z][A-Za-z]+", old):
+            if other[0].lower() == word[0] and _subsequence(word, other.lower()):
+                return True
+    return False
+
+
+def _subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+#: A time, a date or a day, in both languages ("June 8", "周三下午", "12 月 15 号", "春节").
+_TIME_SHAPE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d|\b(?:january"
+    r"|february|march|april|june|july|august|september|october|november|december|monday"
+    r"|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|tonight)s?\b"
+    r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\bnext (?:week|month|year|quarter)\b|\bend of\b"
+    r"|\d+\s*[月号日]|[一二三四五六七八九十]+月|周[一二三四五六日天末]|星期|礼拜|月底|月初|月中|年底"
+    r"|年初|下周|下个月|明年|春节|国庆|元旦|中秋|端午|寒假|暑假",
+    re.IGNORECASE,
+)
+_NUMBER_SHAPE = re.compile(r"\d|[一二两三四五六七八九十百千万]+(?:[块元个人万千百岁]|块钱)")
+
+
+def _shapes(text: str) -> set[str]:
+    """The shapes of value ``text`` gives: a ``time`` (a date, a day, an hour) and a
+    ``number`` (an amount, a count); a time's digits are not also a number."""
+    if _TIME_SHAPE.search(text):
+        return {"time"}
+    return {"number"} if _NUMBER_SHAPE.search(text) else set()
+
+
+def destination(new: str) -> str:
+    """The words after ``new``'s first change verb that takes a destination, to the end
+    of its clause ("pushed it to september" → "september"), or ""."""
+    for m in CUE.finditer(new):
+        if m.lastgroup not in _VERBS:
+            continue
+        inner = re.search(r"\bto\b|[到成为去至]", m.group(0), re.IGNORECASE)
+        rest = new[m.start() + inner.end() :] if inner else new[m.end() :]
+        to = _DESTINATION_AFTER.match(rest)
+        if to is None and not _DESTINATION_IN.search(m.group(0)):
+            to = re.match(r"^\s*(?:it|them|that|this)\s+(?:to|until)\b", rest, re.IGNORECASE)
+            if to is None:
+                return ""
+        rest = rest[to.end() :] if to else rest
+        return _CLAUSE.split(rest, maxsplit=1)[0][:24]
+    return ""
+
+
+def same_slot(old: str, new: str) -> str:
+    """The attribute both texts give a value of, where ``new`` changes it to a value of
+    the shape ``old``'s has: a time moved to another time ("we pushed it to
+    september" beside "Our wedding date is June 8"), a number to another ("经费被砍到
+    50 万了" beside "部门今年预算 80 万"), or the thing changed named by the attribute's
+    own noun ("日子往后挪到…" beside a date); "" when the thing changed is another
+    (:func:`other_thing`) or named by a word ``old`` does not hold."""
+    found = said_of(new)
+    head, owner = found if found else ("", [])
+    if owner and any(not _held(old, w) for w in owner):
+        return ""
+    named = _attribute_named(old, head)
+    if named or (head and not _held(old, head)):
+        return named
+    both = _shapes(destination(new)) & _shapes(old)
+    return sorted(both)[0] if both else ""

@@ -1,0 +1,73 @@
+"""What a change is said of: the thing before "moved to", "换成", "推迟到". Another one
+of a kind, or an organisation's own move, keeps the older fact; the same slot, named
+by the attribute's noun or not named at all, with a new value of the old one's shape,
+is a change.
+
+Cases written for these tests, not taken from the pairs sets (their figures:
+docs/measurements.md, "What a change is said of").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg.text.changes import judge
+from memory_pg.text.things import said_of, same_slot
+
+
+@pytest.mark.parametrize(
+    ("new", "thing"),
+    [
+        ("Project Orion's launch moved to June.", ("launch", ["project", "orion"])),
+        ("隔壁团队的周会改到周四了。", ("周会", ["隔壁", "团队"])),
+        ("The office moved to Oakland.", ("office", [])),
+        ("Last month we moved to Oakland.", None),  # the speaker
+        ("上个月搬到了杭州。", None),  # a time, no thing
+        ("The landlord raised the rent to $2,400.", None),  # the thing follows the verb
+        ("Team dinner costs went up to $400.", ("cost", ["team", "dinner"])),
+    ],
+)
+def test_the_thing_a_change_is_said_of(new: str, thing: tuple[str, list[str]] | None) -> None:
+    assert said_of(new) == thing
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Another one of the same kind, qualified as such.
+        ("Project Vega launches on May 2.", "Project Orion's launch moved to June."),
+        ("我们团队的周会在周二。", "隔壁团队的周会改到周四了。"),
+        ("C 计划预算十万。", "D 计划的预算砍到五万了。"),
+        # An organisation moved, not the speaker's home.
+        ("我住在西湖区。", "公司搬到滨江了。"),
+        ("I live in Oakland.", "Our office moved to downtown Berkeley."),
+        # Someone else moved (a relative named by one character).
+        ("我家在南京鼓楼区。", "我哥搬去苏州了。"),
+        # A date's character ties no two things (the bundled write-path set).
+        ("月度复盘在周五", "周会改成周三了"),
+    ],
+)
+def test_a_change_of_another_thing_keeps_the_older_fact(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The attribute's own noun, the new value of the old one's shape.
+        ("年会定在十二月二十号。", "日子往后挪到一月中旬了。"),
+        ("Our phone bill is about $80 a month.", "Phone costs dropped to about $55."),
+        ("项目经费是二十万。", "经费被砍到十二万了。"),
+        # No thing named: a time moved to a time.
+        ("The team dinner is on Friday.", "We pushed it to next Tuesday."),
+        # The thing held by the older text, a number for a number.
+        ("数据库是 MySQL 5.7。", "库已经升级到 8.0 了。"),
+    ],
+)
+def test_a_new_value_for_the_same_slot_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+def test_a_time_moved_is_not_the_slot_of_a_place() -> None:
+    assert same_slot("The party is at Nora's place.", "We pushed it to next Tuesday.") == ""
+    assert same_slot("The party is on Friday.", "We pushed it to next Tuesday.") == "time"
