@@ -35,7 +35,7 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import quantities, states, subjects, things
+from memory_pg.text import quantities, states, subjects, things, topics
 from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
@@ -168,6 +168,7 @@ def judge(
     if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
+    swap = kinds_shared and topics.swapped(old, new)  # "Bitbucket" / "GitLab now"
     count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
     slot = things.same_slot(old, new) or ("count" if count else "")  # "pushed it to May"
@@ -191,9 +192,8 @@ def judge(
         return None  # what the old text is about is not named in the new one
     if _time_value(new, signal) and "time" not in stated(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
-    if not left and _other_aspect(old, new):
-        # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new. Unless the
-        # new text gives up the old one's value ("从字节跳动离职了，下周入职美团").
+    if not left and not swap and _other_aspect(old, new):
+        # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new.
         return None
     if _repeats_number(old, new):
         return None  # "房租每月 5000" / "…下个月开始每月 5000": the old value, said again
@@ -249,7 +249,7 @@ def judge(
     own = (words_old - shared) | given | (_values(old) - _values(new) - words_new)
     gone = [w for w in own if w in given or not _holds(new, w)]
     kept = [w for w in own if w not in given and _holds(new, w)]
-    if kept and not _given_up(new, kept):
+    if kept and not swap and not _given_up(new, kept):
         return None  # the old value stands in the new text, not as what was left
     if not gone and not kept:
         if (before is not None and before[1] != signal[1]) or left or states.done(old, new):

@@ -22,6 +22,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS
 from memory_pg.entities import has_han
@@ -65,21 +66,17 @@ _TIME = re.compile(
 _NOUNS = ("n", "s", "eng", "x")
 _SKIP = ("d", "t", "c", "r", "m", "u", "p", "f", "a", "q", "y", "e", "o", "z")
 
-#: Nouns that name an attribute itself: a thing named by one of them is the attribute
-#: of the same kind the older text states ("the location changed to…").
+#: Nouns that name an attribute itself, not one thing that has it: "the location", "日子",
+#: "金额" (not "rent", "deadline", "工资": one thing of that attribute among several).
+#: A thing named by one of them is the attribute the older text states.
 ATTRIBUTE_NOUNS: dict[str, frozenset[str]] = {
-    "place": frozenset(
-        "location venue address place spot site 地点 场地 地址 位置 地方 会场 场所".split()
-    ),
-    "time": frozenset(
-        "date time day deadline due schedule slot ddl 日期 时间 日子 截止 期限 档期 时间点".split()
-    ),
-    "price": frozenset(
-        "amount price cost fee budget salary pay payment rent bill contribution "
-        "金额 价格 费用 年费 月费 预算 工资 薪水 月薪 年薪 房租 租金 价钱 额度 经费 钱".split()
-    ),
-    "count": frozenset("number headcount count size 人数 数量 规模 编制".split()),
+    "place": frozenset("location venue place spot site address 地点 场地 地址 位置 地方".split()),
+    "time": frozenset("date time day schedule 日期 时间 日子 时间点".split()),
+    "price": frozenset("amount price cost 金额 价格 费用 价钱 钱".split()),
+    "count": frozenset("number count size 人数 数量 规模".split()),
 }
+#: Words that name another one of a kind: "隔壁组的组长", "the other team's lead".
+_OTHER = frozenset("隔壁 别的 其他 另一个 另外 对面 other another next-door neighbouring".split())
 #: Characters that tie no two things: grammar, and the units of time every date
 #: holds (周会 is not 周五's). 会 stays: "例会" / "周会" are one meeting.
 _GRAMMAR = frozenset(
@@ -87,7 +84,8 @@ _GRAMMAR = frozenset(
 )
 
 
-def said_of(new: str) -> tuple[str, list[str]] | None:
+@lru_cache(maxsize=4096)
+def said_of(new: str) -> tuple[str, tuple[str, ...]] | None:
     """``(head, qualifiers)`` of the thing ``new``'s first change takes a destination
     for: "Project Nova's deadline moved to August" → ("deadline", ["project", "nova"]);
     None when its first change verb takes none, or the thing is the speaker, a
@@ -114,36 +112,42 @@ def said_of(new: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def _latin_head(phrase: str) -> tuple[str, list[str]] | None:
+def _latin_head(phrase: str) -> tuple[str, tuple[str, ...]] | None:
     words = re.findall(r"[A-Za-z][\w'.+-]*", phrase)
     while words and words[-1].lower() in _AUXILIARIES:
         words.pop()
     if not words or words[-1].lower() in _NOT_THINGS or _TIME.match(words[-1]):
         return None  # "After the layoffs we're down to 8": the speaker's own
-    head = re.sub(r"(?<=[a-z]{3})s$", "", words[-1].lower())  # "costs" names a cost
+    head = stem(re.sub(r"'s$", "", words[-1]))  # "costs" names a cost
+    if not head.isalpha() or len(head) < 2:
+        return None
     # The words before it qualify it: "Project Nova's deadline", "parking spot fee".
     owner = [w for w in words[:-1] if w.lower() not in _NOT_THINGS]
-    return head, [re.sub(r"'s$", "", w).lower() for w in owner]
+    return head, tuple(re.sub(r"'s$", "", w).lower() for w in owner)
 
 
-def _han_head(tokens: list[tuple[str, str]]) -> tuple[str, list[str]] | None:
+def _han_head(tokens: list[tuple[str, str]]) -> tuple[str, tuple[str, ...]] | None:
     words = [w for w, _ in tokens]
     text = "".join(words)
     for attribute in ATTRIBUTE_NOUNS.values():  # "会员年费", "给爸妈的钱": the attribute
-        named = [n for n in attribute if has_han(n) and text.endswith(n)]
-        if named and "的" not in text[: -len(named[0])][-1:]:
+        named = max((n for n in attribute if has_han(n) and text.endswith(n)), key=len, default="")
+        if named and "的" not in text[: -len(named)][-1:]:
             owner = [w for w, f in tokens[:-1] if f.startswith(_NOUNS) and _qualifier_ok(w)]
-            return named[0], owner if "的" in words else []
+            # "截止日期", "会议时间": the word joined before it qualifies the attribute.
+            prefix = words[-1][: -len(named)]
+            if not prefix and len(tokens) > 1 and not tokens[-2][1].startswith(_SKIP):
+                prefix = tokens[-2][0] if len(tokens[-2][0]) > 1 else ""
+            return named, tuple(([prefix] if prefix else []) + (owner if "的" in words else []))
     if "的" in words:
         at = len(words) - 1 - words[::-1].index("的")
         if at + 1 < len(tokens):
             owner = [w.lower() for w, f in tokens[:at] if f.startswith(_NOUNS)]
-            return words[at + 1].lower(), [w for w in owner if _qualifier_ok(w)]
+            return words[at + 1].lower(), tuple(w for w in owner if _qualifier_ok(w))
     nouns = [w for w, f in tokens if f.startswith(_NOUNS) and not _speaker(w)]
     if nouns:
-        return nouns[-1].lower(), []
+        return nouns[-1].lower(), ()
     rest = [w for w, f in tokens if len(w) > 1 and not f.startswith(_SKIP)]
-    return (rest[-1], []) if rest else None
+    return (rest[-1], ()) if rest else None
 
 
 def _qualifier_ok(word: str) -> bool:
@@ -163,42 +167,66 @@ _ORGANISATIONS = frozenset(
     "部门 组 学校 工作室 门店 店".split()
 )
 
-#: Whether a thing changed that ``old`` does not name at all keeps both facts too
-#: ("公司搬到望京了" beside "我住在双井"). Off: on pairs not tuned on it cost more changes
-#: named by another word ("the servers moved…" beside "we host on…") than it saved
-#: facts (docs/measurements.md); a thing qualified as another one always keeps both.
-UNNAMED_THING_KEEPS = False
-
 
 def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
     """The word naming what ``new`` changes when that is not what ``old`` states (so
-    both facts stand), or "". ``kinds_shared``: the new value is a product of a kind
-    ``old`` names, which makes one slot whatever the thing is called."""
+    both facts stand), or "": another one of a kind ("隔壁组的组长", "Project Nova's
+    deadline" beside "Project Atlas…"), or an organisation ``old`` does not name.
+    ``kinds_shared``: the new value is a product of a kind ``old`` names, which
+    makes one slot whoever chose it. A thing ``old`` does not name at all is not
+    enough: a change often names its subject by another word ("the servers moved…"
+    beside "we host on…"; measured in docs/measurements.md)."""
     found = said_of(new)
-    if found is None:
-        return ""
-    head, owner = found
-    for word in owner:
-        if word and not _held(old, word):
-            return word  # "隔壁组的组长", "Project Nova's deadline": another one
-    if kinds_shared:
+    if found is None or kinds_shared:
         return ""  # "公司统一换成飞书了" beside "团队沟通用钉钉": one slot, whoever chose
+    head, owner = found
+    missing = [w for w in owner if w and not _held(old, w)]
+    if any(w in _OTHER for w in missing):
+        return missing[0]
+    if missing and _own_qualifier(old, new, [head, *owner]):
+        return missing[0]  # "B 项目的交付" beside "A 项目…": each its own
     if head in _ORGANISATIONS and not _held(old, head):
         return head  # "公司搬到望京了" beside "我住在双井": the company's place, not the home
-    if not UNNAMED_THING_KEEPS or _held(old, head):
-        return ""
-    return "" if _attribute_named(old, head) else head  # "the location" of an event
+    return ""
+
+
+def _own_qualifier(old: str, new: str, anchors: list[str]) -> bool:
+    """Whether ``old`` qualifies one of ``anchors`` (the new thing's words it holds) by a
+    word of its own that ``new`` lacks: "Project Atlas" beside "Project Nova's", "A 项目"
+    beside "B 项目的". "The launch" or "my rent" have none: the new qualifier
+    ("monthly rent", "Project Orion's launch") then only describes."""
+    if has_han(old):
+        words = [w.lower() for w, _ in tagged(old) if w.strip() and w not in "，。、；：！？"]
+    else:
+        words = [w.lower() for w in re.findall(r"[A-Za-z0-9][\w'.+-]*", old)]
+    for i, word in enumerate(words):
+        if not any(a and (word == a or stem(word) == stem(a)) for a in anchors):
+            continue
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(words):
+                other = words[j]
+                if _is_qualifier(other) and not _held(new, other):
+                    return True
+    return False
+
+
+def _is_qualifier(word: str) -> bool:
+    """Whether ``word`` can name which one of a kind: a name, a letter or a number, or a
+    Chinese noun of two characters that is not the speaker's ("测试组", not "我们")."""
+    if word.lower() in _NOT_THINGS or word.lower() in EN_STOPWORDS or _speaker(word):
+        return False
+    if has_han(word):
+        return len(word) > 1 and not _TIME_SHAPE.search(word)
+    return bool(re.fullmatch(r"[a-z]|\d+|[a-z][\w'-]*", word)) and not _TIME.match(word)
 
 
 def _attribute_named(old: str, head: str) -> str:
     """The attribute ``head`` names by its own noun ("日子", "location", "金额") when
-    ``old`` gives a value of it (a time for a time, a number for an amount), or ""."""
-    shapes = _shapes(old)
+    ``old`` states that attribute (a time, for a time: any date it gives), or ""."""
     for name, nouns in ATTRIBUTE_NOUNS.items():
         if head in nouns:
-            if name == "time":
-                return name if "time" in shapes else ""
-            return name if name in stated(old) or "number" in shapes else ""
+            held = "time" in _shapes(old) if name == "time" else name in stated(old)
+            return name if held else ""
     return ""
 
 
@@ -229,7 +257,7 @@ def _subsequence(short: str, long: str) -> bool:
 
 #: A time, a date or a day, in both languages ("June 8", "周三下午", "12 月 15 号", "春节").
 _TIME_SHAPE = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d|\b(?:january"
+    r"\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d|\b(?:january"
     r"|february|march|april|june|july|august|september|october|november|december|monday"
     r"|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|tonight)s?\b"
     r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\bnext (?:week|month|year|quarter)\b|\bend of\b"

@@ -349,6 +349,20 @@ def product_topics(text: str) -> set[str]:
     return topics
 
 
+def swapped(old: str, new: str) -> bool:
+    """Whether ``new`` names a product of a kind ``old`` names, and none of ``old``'s
+    products of that kind: the product is the value that changed ("Code is hosted on
+    Bitbucket" / "repos all live on self-hosted GitLab now"), whatever other words
+    both say."""
+    for topic in product_topics(old) & product_topics(new):
+        named = [p for t, p in _PRODUCT_PATTERNS if t == topic]
+        in_old = {p.pattern for p in named if p.search(old)}
+        in_new = {p.pattern for p in named if p.search(new)}
+        if in_new - in_old and not in_old & in_new:
+            return True
+    return False
+
+
 def product_names(topic: str) -> tuple[str, ...]:
     """The product names the extractor knows for ``topic`` (``database``: MySQL...)."""
     return next((names for t, names in _PRODUCTS if t == topic), ())
