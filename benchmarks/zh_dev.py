@@ -56,12 +56,18 @@ VARIANTS = {
     "no-pair-sounds": lambda b: b,
     # A query's words not asked by their characters as well.
     "no-chars": lambda b: b,
+    # Characters asked only where jieba's dictionary holds them in at most N words
+    # (default 1000), or every character ("all-chars").
+    **{f"chars-{n}": (lambda b: b) for n in (300, 500, 700, 1000, 1500, 2000, 3000)},
+    "all-chars": lambda b: b,
 }
 #: Switches of the text layer a variant turns off while it asks.
 SWITCHES = {
     "no-sounds": {"PINYIN": False},
     "no-pair-sounds": {"PAIR_SOUNDS": False},
     "no-chars": {"CHARS": False},
+    **{f"chars-{n}": {"CHAR_LIMIT": n} for n in (300, 500, 700, 1000, 1500, 2000, 3000)},
+    "all-chars": {"CHAR_LIMIT": None},
 }
 
 

@@ -116,6 +116,30 @@ CHARS = True
 _NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿几半")
 
 
+#: A query asks a character alone only when jieba's dictionary holds it in at most
+#: this many words: "子" (in 4,612: 孩子, 桌子, 房子…) or "生" (2,940) say little of
+#: what a word is about, "租" (160) or "琴" (244) say much. None: every character.
+#: Chosen on tune halves (300 to 3000 and none measured; docs/measurements.md).
+CHAR_LIMIT: int | None = 1000
+
+
+@lru_cache(maxsize=1)
+def _productivity() -> dict[str, int]:
+    """How many words of two characters or more jieba's dictionary holds each
+    character in (its words of frequency 0 are prefixes, not words)."""
+    counts: dict[str, int] = {}
+    for word, freq in _jieba().dt.FREQ.items():  # type: ignore[attr-defined]
+        if freq and len(word) > 1:
+            for c in set(word):
+                counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+def _telling(char: str) -> bool:
+    """Whether a query asks ``char`` alone (:data:`CHAR_LIMIT`)."""
+    return CHAR_LIMIT is None or _productivity().get(char, 0) <= CHAR_LIMIT
+
+
 def _chars(words: Iterable[str]) -> list[str]:
     """The Han characters of words of two characters or more, function characters
     and numerals left out: "房租" holds 租, which "月租" and "租金" hold too. Chinese
@@ -412,7 +436,7 @@ def term_queries(text: str) -> tuple[list[str], list[str], list[str], list[str]]
         # Each character of the query's words, unless it is a word of the query too.
         alone = set(seg.cjk)
         for char in _chars(seg.cjk):
-            if char not in alone:
+            if char not in alone and _telling(char):
                 cjk_any.append(_quote(char))
                 cjk_own.append(_quote(char, "BD"))
     words = list(dict.fromkeys(seg.words))
