@@ -151,7 +151,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
         rf"(?:{_JOBS_ZH})|职业|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
-        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b",
+        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b|"
+        # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
+        r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
+        r"|\bleft (?:my job|the company|the big \w+|[A-Z]\w+)",
     ),
     _attr(
         "employer",

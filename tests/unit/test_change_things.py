@@ -82,3 +82,19 @@ def test_a_new_value_for_the_same_slot_is_a_change(old: str, new: str) -> None:
 def test_a_time_moved_is_not_the_slot_of_a_place() -> None:
     assert same_slot("The party is at Nora's place.", "We pushed it to next Tuesday.") == ""
     assert same_slot("The party is on Friday.", "We pushed it to next Tuesday.") == "time"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A career's change states the job: no word of the old job is said again.
+        ("我在银行做柜员。", "转行了，现在做保险。"),
+        ("I work as a paralegal.", "Got promoted to associate last week."),
+    ],
+)
+def test_a_career_changed_replaces_the_job(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+def test_someone_elses_job_is_not_the_speakers() -> None:
+    assert judge("我的导师是张教授。", "我们组换了个新秘书。") is None
