@@ -13,8 +13,8 @@ readings of that thing, in both languages:
   shape of the older one (a time for a time, a number for a number).
 
 A thing the older text holds may be named by a short form ("pg" for PostgreSQL, "BB"
-for Bitbucket), by another ending of one root ("ownership" / "owns"), or, in Chinese,
-by a word sharing a character of substance ("例会" / "周会").
+for Bitbucket) or by another ending of one root ("ownership" / "owns"); a Chinese word
+only as itself (读书会 and 全员大会 share 会, and are two meetings).
 
 Pure functions, no I/O.
 """
@@ -77,11 +77,6 @@ ATTRIBUTE_NOUNS: dict[str, frozenset[str]] = {
 }
 #: Words that name another one of a kind: "隔壁组的组长", "the other team's lead".
 _OTHER = frozenset("隔壁 别的 其他 另一个 另外 对面 other another next-door neighbouring".split())
-#: Characters that tie no two things: grammar, and the units of time every date
-#: holds (周会 is not 周五's). 会 stays: "例会" / "周会" are one meeting.
-_GRAMMAR = frozenset(
-    "我你他她它们的了是在有不没也都还就又再很太和与跟对把被给从到个一这那周月日年天号时点"
-)
 
 
 @lru_cache(maxsize=4096)
@@ -119,8 +114,8 @@ def _latin_head(phrase: str) -> tuple[str, tuple[str, ...]] | None:
     if not words or words[-1].lower() in _NOT_THINGS or _TIME.match(words[-1]):
         return None  # "After the layoffs we're down to 8": the speaker's own
     head = stem(re.sub(r"'s$", "", words[-1]))  # "costs" names a cost
-    if not head.isalpha() or len(head) < 2:
-        return None
+    if not re.fullmatch(r"[a-z][a-z0-9-]+", head):
+        return None  # "'s moved to…": no word
     # The words before it qualify it: "Project Nova's deadline", "parking spot fee".
     owner = [w for w in words[:-1] if w.lower() not in _NOT_THINGS]
     return head, tuple(re.sub(r"'s$", "", w).lower() for w in owner)
@@ -231,11 +226,11 @@ def _attribute_named(old: str, head: str) -> str:
 
 
 def _held(old: str, word: str) -> bool:
-    """Whether ``old`` names ``word``: as a word (by its stem), in Chinese by a character
-    of substance ("例会" / "周会"), or as a short form of one of its words ("pg" for
+    """Whether ``old`` names ``word``: as a word (by its stem; a Chinese word as
+    itself), or as a short form of one of its words ("pg" for
     PostgreSQL, "BB" for Bitbucket: the first letter, then the others in order)."""
     if has_han(word):
-        return word in old or bool(set(word) - _GRAMMAR & set(old))
+        return word in old
     base = stem(word)
     if re.search(r"(?<![A-Za-z0-9])" + re.escape(base), old, re.IGNORECASE):
         return True

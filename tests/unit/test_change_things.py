@@ -51,6 +51,10 @@ def test_the_thing_a_change_is_said_of(new: str, thing: tuple[str, list[str]] | 
         ("我每月工资一万。", "房租涨到六千了。"),
         ("Our wedding date is June 8.", "The deadline moved to September."),
         ("我的生日是5月3号。", "截止日期推迟到6月了。"),
+        # Another event moved to another day: a hyphenated name is still a thing, and
+        # two meetings sharing 会 are two meetings.
+        ("The choir meets on Thursdays.", "The staff all-hands was moved to Monday."),
+        ("棋友会每周日下午活动。", "部门大会改到周四了。"),
         # A relative's relative ("妹夫" is not "我妹").
         ("我妹住在杭州。", "我妹夫搬到上海了。"),
     ],
