@@ -154,7 +154,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
-        r"|\bleft (?:my job|the company|the big \w+|[A-Z]\w+)",
+        r"|\bleft (?:my|the|his|her) (?:job|company|firm|position)\b",
     ),
     _attr(
         "employer",

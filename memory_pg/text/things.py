@@ -8,9 +8,10 @@ readings of that thing, in both languages:
   ships…", "B 项目的交付" beside "A 项目…"), or it is an organisation the older text does
   not speak of ("公司搬到望京了" beside "我住在双井": the company moved, not the home).
 - **The same slot by its value**: the thing is named by the attribute's own noun ("日子往后
-  挪到…" beside a date, "经费被砍到 50 万" beside a budget), or is held by the older text,
-  or is not named at all ("we pushed it to september"), and the new value has the
-  shape of the older one (a time for a time, a number for a number).
+  挪到…" beside a date, "the location" of an event with a place) or held by the older
+  text, and the new value has the shape of the older one (a time for a time, a number
+  for a number). A change that names no thing ("We pushed it to April") is no slot:
+  it could be said of any dated memory.
 
 A thing the older text holds may be named by a short form ("pg" for PostgreSQL, "BB"
 for Bitbucket) or by another ending of one root ("ownership" / "owns"); a Chinese word
@@ -65,6 +66,8 @@ _TIME = re.compile(
 #: jieba's tags of words that name a thing (nouns, places, foreign words).
 _NOUNS = ("n", "s", "eng", "x")
 _SKIP = ("d", "t", "c", "r", "m", "u", "p", "f", "a", "q", "y", "e", "o", "z")
+#: Tags of words that name no thing at all: adverbs, times, particles, conjunctions.
+_FILLERS = ("d", "t", "c", "u", "p", "f", "y", "e", "o", "z")
 
 #: Nouns that name an attribute itself, not one thing that has it: "the location", "日子",
 #: "金额" (not "rent", "deadline", "工资": one thing of that attribute among several).
@@ -141,8 +144,10 @@ def _han_head(tokens: list[tuple[str, str]]) -> tuple[str, tuple[str, ...]] | No
     nouns = [w for w, f in tokens if f.startswith(_NOUNS) and not _speaker(w)]
     if nouns:
         return nouns[-1].lower(), ()
-    rest = [w for w, f in tokens if len(w) > 1 and not f.startswith(_SKIP)]
-    return (rest[-1], ()) if rest else None
+    # jieba cut the name apart ("年会" → 年/m 会/v; "团建"/a): what is left of the phrase,
+    # past adverbs, times, particles and the speaker, is the thing.
+    rest = [w for w, f in tokens if not f.startswith(_FILLERS) and not _speaker(w)]
+    return ("".join(rest), ()) if rest else None
 
 
 def _qualifier_ok(word: str) -> bool:
@@ -192,8 +197,11 @@ def _own_qualifier(old: str, new: str, anchors: list[str]) -> bool:
     ("monthly rent", "Project Orion's launch") then only describes."""
     if has_han(old):
         words = [w.lower() for w, _ in tagged(old) if w.strip() and w not in "，。、；：！？"]
-    else:
-        words = [w.lower() for w in re.findall(r"[A-Za-z0-9][\w'.+-]*", old)]
+    else:  # "Project A": one capital letter names which one, as "Atlas" does
+        words = [
+            w if len(w) == 1 and w.isupper() else w.lower()
+            for w in re.findall(r"[A-Za-z0-9][\w'.+-]*", old)
+        ]
     for i, word in enumerate(words):
         if not any(a and (word == a or stem(word) == stem(a)) for a in anchors):
             continue
@@ -208,6 +216,8 @@ def _own_qualifier(old: str, new: str, anchors: list[str]) -> bool:
 def _is_qualifier(word: str) -> bool:
     """Whether ``word`` can name which one of a kind: a name, a letter or a number, or a
     Chinese noun of two characters that is not the speaker's ("测试组", not "我们")."""
+    if len(word) == 1 and word.isupper():
+        return True
     if word.lower() in _NOT_THINGS or word.lower() in EN_STOPWORDS or _speaker(word):
         return False
     if has_han(word):
@@ -235,14 +245,21 @@ def _held(old: str, word: str) -> bool:
     if re.search(r"(?<![A-Za-z0-9])" + re.escape(base), old, re.IGNORECASE):
         return True
     # "owns" / "ownership", "pay" / "payment": one root, another ending.
-    roots = {stem(w) for w in re.findall(r"[A-Za-z]{3,}", old) if w.lower() not in EN_STOPWORDS}
-    if any(len(r) >= 3 and word.startswith(r) for r in roots):
+    if any(len(r) >= 3 and word.startswith(r) for r in _roots(old)):
         return True
     if len(word) <= 4 and word.isalpha():
         for other in re.findall(r"[A-Za-z][A-Za-z]+", old):
             if other[0].lower() == word[0] and _subsequence(word, other.lower()):
                 return True
     return False
+
+
+@lru_cache(maxsize=1024)
+def _roots(text: str) -> frozenset[str]:
+    """The stems of ``text``'s English words of three letters or more, function words out."""
+    return frozenset(
+        stem(w) for w in re.findall(r"[A-Za-z]{3,}", text) if w.lower() not in EN_STOPWORDS
+    )
 
 
 def _subsequence(short: str, long: str) -> bool:
@@ -291,17 +308,18 @@ def destination(new: str) -> str:
 
 def same_slot(old: str, new: str) -> str:
     """The attribute both texts give a value of, where ``new`` changes it to a value of
-    the shape ``old``'s has: a time moved to another time ("we pushed it to
-    september" beside "Our wedding date is June 8"), a number to another ("经费被砍到
-    50 万了" beside "部门今年预算 80 万"), or the thing changed named by the attribute's
-    own noun ("日子往后挪到…" beside a date); "" when the thing changed is another
-    (:func:`other_thing`) or named by a word ``old`` does not hold."""
+    the shape ``old``'s has, the thing changed held by ``old`` ("库已经升级到 8.0" beside
+    "数据库是 MySQL 5.7") or named by the attribute's own noun ("日子往后挪到…" beside a
+    date); "" when the thing is another (:func:`other_thing`), named by a word ``old``
+    does not hold, or not named ("We pushed it to April" could be any dated memory)."""
     found = said_of(new)
-    head, owner = found if found else ("", [])
+    if found is None:
+        return ""  # "We pushed it to April": of every dated memory, which one?
+    head, owner = found
     if owner and any(not _held(old, w) for w in owner):
         return ""
     named = _attribute_named(old, head)
-    if named or (head and not _held(old, head)):
+    if named or not _held(old, head):
         return named
     both = _shapes(destination(new)) & _shapes(old)
     return sorted(both)[0] if both else ""

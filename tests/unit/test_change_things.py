@@ -55,6 +55,14 @@ def test_the_thing_a_change_is_said_of(new: str, thing: tuple[str, list[str]] | 
         # two meetings sharing 会 are two meetings.
         ("The choir meets on Thursdays.", "The staff all-hands was moved to Monday."),
         ("棋友会每周日下午活动。", "部门大会改到周四了。"),
+        # Another event whose name jieba cuts apart (年/会) or tags oddly (团建).
+        ("我的体检约在12月5号。", "我们把年会推迟到一月了。"),
+        ("牙医预约在周三。", "团建改到周五了。"),
+        # Nothing named: "it", "we" could be any memory with a date or a number.
+        ("My flight to Tokyo is on March 3.", "We pushed it to April."),
+        ("I have 2 kids.", "We're up to 5 now."),
+        # One capital letter names which one, in English too.
+        ("Project A launches on May 2.", "Project B's launch moved to June."),
         # A relative's relative ("妹夫" is not "我妹").
         ("我妹住在杭州。", "我妹夫搬到上海了。"),
     ],
@@ -73,8 +81,6 @@ def test_a_change_of_another_thing_keeps_the_older_fact(old: str, new: str) -> N
         # A word before the thing that only describes it: the old text has no other.
         ("My rent is $2000.", "The monthly rent went up to $2400."),
         ("The launch is on May 2.", "Project Orion's launch moved to June."),
-        # No thing named: a time moved to a time.
-        ("The team dinner is on Friday.", "We pushed it to next Tuesday."),
         # The thing held by the older text, a number for a number.
         ("数据库是 MySQL 5.7。", "库已经升级到 8.0 了。"),
     ],
@@ -83,9 +89,11 @@ def test_a_new_value_for_the_same_slot_is_a_change(old: str, new: str) -> None:
     assert judge(old, new) is not None
 
 
-def test_a_time_moved_is_not_the_slot_of_a_place() -> None:
-    assert same_slot("The party is at Nora's place.", "We pushed it to next Tuesday.") == ""
-    assert same_slot("The party is on Friday.", "We pushed it to next Tuesday.") == "time"
+def test_a_time_moved_is_the_slot_of_the_thing_named() -> None:
+    assert same_slot("The party is on Friday.", "The party got pushed to next Tuesday.") == "time"
+    assert same_slot("The party is at Nora's place.", "The party got pushed to Tuesday.") == ""
+    # Not named: "it" could be any dated memory the user holds.
+    assert same_slot("The party is on Friday.", "We pushed it to next Tuesday.") == ""
 
 
 @pytest.mark.parametrize(
@@ -102,3 +110,5 @@ def test_a_career_changed_replaces_the_job(old: str, new: str) -> None:
 
 def test_someone_elses_job_is_not_the_speakers() -> None:
     assert judge("我的导师是张教授。", "我们组换了个新秘书。") is None
+    # "Left" alone is no career: "I left early today" states no job.
+    assert judge("I'm a nurse.", "I left early today.") is None
