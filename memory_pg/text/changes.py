@@ -230,8 +230,7 @@ def judge(
             same = sorted(both)[0]
     if not same:
         return None
-    # A value both name, which the new text gives up ("Jenkins 下线了"), is the old
-    # value, not the subject.
+    # A value both name that the new text gives up ("Jenkins 下线了") is the old value.
     if any(_qualified(new, old, w) for w in shared):
         return None  # "Python 2" is not the "Python" of "use Python"
     given = {w for w in shared if _given_up(new, [w], strict=True)}
@@ -320,8 +319,7 @@ def _other_holder(old: str, new: str) -> bool:
         return not subjects.refers_to_holder(new, old, held_old)
     if any(KIN.search(h) or PEER.search(h) for h in held_new):
         return not subjects.refers_to_holder(old, new, held_new)
-    # A role holding the new value in a later clause ("换了个房东，新房东电话…"): the
-    # landlord's number, where the old text gives the speaker's.
+    # A role holding the new value later ("换了个房东，新房东电话…"): the landlord's.
     later = subjects.clause_holders(new) - {"team"}
     return (
         bool(later) and not subjects.holders(old) and not subjects.refers_to_holder(old, new, later)
@@ -415,8 +413,8 @@ def _repeats_number(old: str, new: str) -> bool:
 #: What a new text names as left behind: "从字节跳动离职", "from React to", "instead of
 #: webpack", "left Deloitte".
 _LEFT_BEHIND = re.compile(
-    r"从([^，,。；;从]{2,12}?)(?:离职|辞职|跳槽|搬|迁|换|改|转|调|挪|升|降|退)"
-    r"|\bfrom\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)\s+to\b"
+    r"从([^，,。；;从]{2,12}?)(?:离职|辞职|跳槽|搬|迁|换|改|转|调|挪|升|降|退|提|加|减|涨|砍)"
+    r"|\bfrom\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?|\$?\d[\d.,:%]*)\s+to\b"
     r"|\binstead of\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)"
     r"|\b(?:left|quit)\s+([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)"
 )
@@ -438,6 +436,8 @@ def _left_behind(old: str, new: str) -> bool | None:
     if m is None:
         return None
     gone = next(g for g in m.groups() if g)
+    if gone.endswith(("起", "开始")):
+        return None  # "从这个月起加到两千": when it starts, not what was left
     words = {w for w in _content(gone) | _values(gone) if len(w) > 1} or {gone.strip()}
     return any(_holds(old, w) for w in words)
 
@@ -565,11 +565,11 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     up ("Elasticsearch was too expensive", "IDEA 基本不开了", "instead of webpack").
     ``strict``: only by words of giving up, not by any signal of a move or a stop in
     the clause (the subject of "周会挪到周二" is not given up)."""
-    clauses = re.split(r"[，,。.;；!！?？]|\bbut\b|\band\b|但是|不过", new)
+    clauses = re.split(r"[，,。;；!！?？]|\.(?!\d)|\bbut\b|\band\b|但是|不过", new)
     for word in kept:
         holding = [c for c in clauses if _holds(c, word)]
         if not holding or not any(
-            _GIVEN_UP.search(c) or (not strict and _leaves(c)) for c in holding
+            things.gives_up(c, word, _GIVEN_UP) or (not strict and _leaves(c)) for c in holding
         ):
             return False
     return True

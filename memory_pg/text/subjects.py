@@ -230,7 +230,17 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
         return True
     if _THIRD_PERSON.search(text) and not _FIRST_PERSON.search(text.split(",")[0]):
         return True
-    return any(_names(text, w) for w in _owned(other, held))
+    return any(_names(text, w) and not _own(text, w) for w in _owned(other, held))
+
+
+def _own(text: str, word: str) -> bool:
+    """Whether ``text`` says ``word`` is the speaker's: "My GPA is 3.4" is not the GPA
+    of "my brother's GPA", "我的工资" not "我老婆的工资"."""
+    w = re.escape(word)
+    return (
+        re.search(rf"\b(?:my|our)\s+(?:[\w-]+\s+)?{w}", text, re.IGNORECASE) is not None
+        or re.search(rf"我(?:们)?的?{w}", text) is not None
+    )
 
 
 def speaks_of_holders(text: str, other: str) -> bool:

@@ -254,6 +254,16 @@ def _held(old: str, word: str) -> bool:
     return False
 
 
+def gives_up(clause: str, word: str, giving_up: re.Pattern[str]) -> bool:
+    """Whether ``clause`` gives ``word`` up by a word of ``giving_up``: "from" (从) only
+    what follows it ("My bus changed from the 7:15…" gives up the 7:15, not the bus)."""
+    at = clause.lower().find(word.lower())
+    return any(
+        m.group(0).lower() not in ("from", "从") or at > m.start()
+        for m in giving_up.finditer(clause)
+    )
+
+
 @lru_cache(maxsize=1024)
 def _roots(text: str) -> frozenset[str]:
     """The stems of ``text``'s English words of three letters or more, function words out."""

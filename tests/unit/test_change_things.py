@@ -112,3 +112,24 @@ def test_someone_elses_job_is_not_the_speakers() -> None:
     assert judge("我的导师是张教授。", "我们组换了个新秘书。") is None
     # "Left" alone is no career: "I left early today" states no job.
     assert judge("I'm a nurse.", "I left early today.") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        # A value moved "from A to B", A the old value, with a decimal point or a time.
+        ("My cholesterol was 5.2 at the last check.", "Cholesterol went from 5.2 to 4.6.", True),
+        ("I catch the 8:05 train.", "My train changed from the 8:05 to the 8:35.", True),
+        ("我的会员费是一年两百。", "会员费从两百加到了三百。", True),
+        # "从…起" says when it starts, not what was left.
+        ("每月定投一千块。", "定投从下个月起加到两千。", True),
+        # From another value than the old text's: another thing's ("from 3.1").
+        ("我的房租是三千。", "房租从两千五涨到了三千二。", False),
+        ("My GPA is 3.4.", "My brother's GPA went from 3.1 to 3.5.", False),
+        # A relative's own X beside the speaker's own X.
+        ("My commute is 40 minutes.", "My wife's commute is 15 minutes now.", False),
+        ("我的工资是一万。", "我老婆的工资涨到一万五了。", False),
+    ],
+)
+def test_a_value_from_a_to_b_and_whose_it_is(old: str, new: str, changed: bool) -> None:
+    assert (judge(old, new) is not None) is changed
