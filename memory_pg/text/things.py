@@ -300,7 +300,7 @@ def _shapes(text: str) -> set[str]:
 
 def destination(new: str) -> str:
     """The words after ``new``'s first change verb that takes a destination, to the end
-    of its clause ("pushed it to september" → "september"), or ""."""
+    of its clause ("pushed back to September" → "September"), or ""."""
     for m in CUE.finditer(new):
         if m.lastgroup not in _VERBS:
             continue
@@ -308,9 +308,7 @@ def destination(new: str) -> str:
         rest = new[m.start() + inner.end() :] if inner else new[m.end() :]
         to = _DESTINATION_AFTER.match(rest)
         if to is None and not _DESTINATION_IN.search(m.group(0)):
-            to = re.match(r"^\s*(?:it|them|that|this)\s+(?:to|until)\b", rest, re.IGNORECASE)
-            if to is None:
-                return ""
+            return ""
         rest = rest[to.end() :] if to else rest
         return _CLAUSE.split(rest, maxsplit=1)[0][:24]
     return ""

@@ -54,6 +54,11 @@ from memory_pg.write_evaluation import evaluate_write_path, load_write_path_set
         ("project_status", "Server A runs Ubuntu 20.04.", "Server B runs Ubuntu 22.04."),
         # Two things of a person's money: the salary is not the rent.
         ("user_profile", "我的工资是一万", "我的房租是三千"),
+        # What a change is said of: an organisation's move, another one of a kind,
+        # a relative's own value beside the speaker's "my".
+        ("user_profile", "我住在天河区。", "公司搬到黄埔了。"),
+        ("project_status", "Project Lark ships on May 9.", "Project Heron's launch moved to July."),
+        ("user_profile", "My commute is 40 minutes.", "My husband's commute is 15 minutes now."),
     ],
 )
 def test_a_change_about_another_subject_keeps_both(
@@ -115,6 +120,8 @@ def test_a_change_said_with_a_question_word_that_asks_nothing_replaces(
         # A named thing with another number, said with no word of change.
         ("Our servers run Python 3.9.", "The servers are on Python 3.12 since the upgrade window."),
         ("I'm reading Chapter 3 of Dune.", "Reading Chapter 7 of Dune this week."),
+        # A value moved from A to B, with a decimal point.
+        ("My resting heart rate average is 61.5.", "Heart rate average went from 61.5 to 58.2."),
     ],
 )
 def test_the_same_thing_named_another_way_replaces_the_old(store: Any, old: str, new: str) -> None:
