@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - run from a plain python
 
 from memory_pg import _segment  # noqa: E402
 from memory_pg.store import MemoryStore  # noqa: E402
+from memory_pg.text import synonyms  # noqa: E402
 
 DEFAULT_DATA = REPO / "benchmarks" / "zh_dev.json"
 
@@ -60,6 +61,8 @@ VARIANTS = {
     # (default 1000), or every character ("all-chars").
     **{f"chars-{n}": (lambda b: b) for n in (300, 500, 700, 1000, 1500, 2000, 3000)},
     "all-chars": lambda b: b,
+    # A query asks only its own words, not their synonyms (memory_pg.text.synonyms).
+    "no-synonyms": lambda b: b,
 }
 #: Switches of the text layer a variant turns off while it asks.
 SWITCHES = {
@@ -68,7 +71,15 @@ SWITCHES = {
     "no-chars": {"CHARS": False},
     **{f"chars-{n}": {"CHAR_LIMIT": n} for n in (300, 500, 700, 1000, 1500, 2000, 3000)},
     "all-chars": {"CHAR_LIMIT": None},
+    "no-synonyms": {"synonyms.ON": False},
 }
+
+
+def _switch(name: str) -> tuple[Any, str]:
+    """The module and attribute a switch name sets (``_segment`` unless dotted)."""
+    if name == "synonyms.ON":
+        return synonyms, "ON"
+    return _segment, name
 
 
 def share(found: list[str], evidence: set[str], k: int) -> float:
@@ -137,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.variants.split(","):
                 store.ranking = VARIANTS[name](base)
                 switched = SWITCHES.get(name, {})
-                saved = {k: getattr(_segment, k) for k in switched}
+                saved = {k: getattr(*_switch(k)) for k in switched}
                 for k, v in switched.items():
-                    setattr(_segment, k, v)
+                    setattr(*_switch(k), v)
                 for q in user["questions"]:
                     extra: dict[str, Any] = {"now": asked} if takes_now else {}
                     hits = store.search(
@@ -163,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"miss [{user['split']}] {q['question']} {q['evidence']} -> {found[:5]}"
                         )
                 for k, v in saved.items():
-                    setattr(_segment, k, v)
+                    setattr(*_switch(k), v)
             store.ranking = base
             store.clear_user_memory(uid)
     finally:

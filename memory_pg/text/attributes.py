@@ -318,7 +318,12 @@ def stated(text: str) -> tuple[str, ...]:
         >>> stated("我堂哥今年四十岁")
         ('age',)
     """
+    text = _SPACED.sub("", text)  # "5 月 10 日": a space between a digit and a unit
     return tuple(a.name for a in ATTRIBUTES if a.states.search(text))
+
+
+#: A space between a digit and a Chinese character, as many writers type it.
+_SPACED = re.compile(r"(?<=\d)[ \t]+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])[ \t]+(?=\d)")
 
 
 @lru_cache(maxsize=1024)

@@ -35,14 +35,14 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import quantities, states, subjects, things, topics
+from memory_pg.text import quantities, states, subjects, synonyms, things, topics
 from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES
 from memory_pg.text.restated import may_restate, restated
-from memory_pg.text.states import unchanged, versioned
+from memory_pg.text.states import unchanged
 from memory_pg.text.subjects import KIN, PEER, stem
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
@@ -205,7 +205,7 @@ def judge(
     if things.other_thing(old, new, kinds_shared):
         return None  # "公司搬到望京了" beside "我住在双井": the company moved, not the home
     words_old, words_new = _content(old), _content(new)
-    shared = words_old & words_new
+    shared = words_old & words_new | synonyms.bridged(old, new)  # "预算" / "经费"
     same = ""
     if shared:
         same = "words"
@@ -313,8 +313,10 @@ def _other_holder(old: str, new: str) -> bool:
     held_old, held_new = subjects.holders(old), subjects.holders(new)
     if subjects.speaker_and_other(old, new):
         return True  # "My email is…" / "Linda… she's at linda@…"
-    if held_old and held_new:
-        return not held_old & held_new
+    if held_old and held_new:  # one holder named by two words: "my folks" / "my parents"
+        return not held_old & held_new and not any(
+            synonyms.same_thing(a, b) for a in held_old for b in held_new
+        )
     if held_old - {"team"}:
         return not subjects.refers_to_holder(new, old, held_old)
     if any(KIN.search(h) or PEER.search(h) for h in held_new):
@@ -582,19 +584,11 @@ def word_queries(new_text: str, restate: bool = False) -> tuple[str, str] | None
     ``restate``: as :func:`may_change` (a key said again, where an LLM confirms)."""
     if not _facts.is_change(new_text) and not may_change(new_text, restate):
         return None
-    english, chinese = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
+    words = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
+    english, chinese = synonyms.widened(new_text, *words)  # "经费" meets "预算"
     if not english and not chinese:
         return None
     return english, chinese
 
 
-__all__ = [
-    "CUES",
-    "Evidence",
-    "cue",
-    "judge",
-    "may_change",
-    "unchanged",
-    "versioned",
-    "word_queries",
-]
+__all__ = ["CUES", "Evidence", "cue", "judge", "may_change", "unchanged", "word_queries"]

@@ -16,6 +16,7 @@ from memory_pg._segment import term_queries
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
 from memory_pg.text.references import Name, word_pattern
+from memory_pg.text.synonyms import widen_terms
 from memory_pg.timespan import TimeSpan, find_timespan
 
 
@@ -58,6 +59,7 @@ def analyse(
     # The words that named the time are not content words.
     content = span.rest if span else query
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
+    widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
     named = query_entities(content) if entities else ()
     asking, subject = asked_about(query, content, names) if attributes else ((), "")
     return Query(

@@ -25,6 +25,7 @@ import re
 
 from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import extract, has_han
+from memory_pg.text import synonyms
 from memory_pg.text.attributes import tagged
 from memory_pg.text.concepts import concept_of, concepts
 
@@ -224,7 +225,7 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     at Lincoln now"), or names what the holder owns ("My sister's baby shower" /
     "Baby shower was pushed")."""
     for word in held:
-        if _names(text, word):
+        if _names(text, word) or synonyms.held_by(text, word):  # 爸妈 / 二老
             return True
     if _shared_person(text, other):
         return True
@@ -341,12 +342,13 @@ def _letter_name(text: str, word: str) -> bool:
 
 def holds_zone(text: str, words: set[str]) -> bool:
     """Whether ``text`` names any of the subject ``words``, or the thing one of them
-    names by another word ("月供" for "房贷", :mod:`memory_pg.text.concepts`); a
+    names by another word ("月供" for "房贷", :mod:`memory_pg.text.concepts`; "folks"
+    for "parents", :mod:`memory_pg.text.synonyms`); a
     Chinese word of three or more characters is named by any two of them in a row
     ("周会定" by "周会": the tagger glues words)."""
     named = concepts(text)
     for word in words:
-        if _names(text, word) or concept_of(word) in named:
+        if _names(text, word) or concept_of(word) in named or synonyms.held_by(text, word):
             return True
         if has_han(word) and len(word) > 2 and not _known(word):
             if any(word[i : i + 2] in text for i in range(len(word) - 1)):
@@ -420,12 +422,17 @@ def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> b
 def _word_before(text: str, head: str, filler: frozenset[str]) -> str:
     """The noun right before ``head`` in ``text``, if one is: in the subject of an
     English text ("the hiring budget"), anywhere in a Chinese one ("生产环境")."""
+
+    def is_head(word: str) -> bool:  # "DB" is the head "database" by another word
+        return word == head or bool(synonyms.same_thing(word, head))
+
     if not has_han(text):
         b = [w for w in ordered_zone(text) if w not in filler]
-        return b[b.index(head) - 1] if head in b and b.index(head) > 0 else ""
+        at = next((i for i, w in enumerate(b) if is_head(w)), -1)
+        return b[at - 1] if at > 0 else ""
     words = [(w, f) for w, f in tagged(text) if w.strip()]
     for i, (word, _) in enumerate(words):
-        if word.lower() == head and i > 0:
+        if is_head(word.lower()) and i > 0:
             prev, flag = words[i - 1]
             return prev.lower() if flag[:1] == "n" or flag in ("vn", "eng") else ""
     return ""

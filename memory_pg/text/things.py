@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS
 from memory_pg.entities import has_han
+from memory_pg.text import synonyms
 from memory_pg.text.attributes import stated, tagged
 from memory_pg.text.cues import CUE
 from memory_pg.text.subjects import stem
@@ -239,6 +240,8 @@ def _held(old: str, word: str) -> bool:
     """Whether ``old`` names ``word``: as a word (by its stem; a Chinese word as
     itself), or as a short form of one of its words ("pg" for
     PostgreSQL, "BB" for Bitbucket: the first letter, then the others in order)."""
+    if synonyms.held_by(old, word):
+        return True  # "发布" of "上线", "DDL" of "截止日期": one thing, another word
     if has_han(word):
         return word in old
     base = stem(word)

@@ -1,0 +1,211 @@
+"""Words for the same thing, in Chinese and English: "预算" and "经费", "截止日期" and
+"DDL", "毛笔字" and "书法", "退休金" and "养老钱". A question asked weeks later uses
+the asker's own word, not the one the memory was written with.
+
+The table (``memory_pg/data/synonyms.tsv``) was written as a thesaurus of
+everyday personal and work life, not from any question or sentence of the
+project's sets: each group is one referent, never a topic ("高血压" is no synonym
+of "病"). A query that names a word of a group also asks the group's other words,
+as one full-text term per script (:func:`mate_terms`): a memory that says it with
+another word of the group is found by it as by the asker's word. The change
+decision reads the same table (:func:`same_thing`): "发布推迟到月底了" speaks of
+the "上线" of "项目上线时间定在 5 月 10 日".
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from memory_pg._segment import segment
+
+
+def _table() -> tuple[tuple[str, ...], ...]:
+    """The groups of ``data/synonyms.tsv``: each its id, then its words."""
+    text = resources.files("memory_pg").joinpath("data", "synonyms.tsv").read_text("utf-8")
+    return tuple(
+        (group, *words.split(" | "))
+        for group, _, words in (
+            line.partition("\t") for line in text.splitlines() if line and line[0] != "#"
+        )
+    )
+
+
+#: One group per referent: its id, then its words.
+SYNONYMS = _table()
+
+#: Off switch for measuring: a query asks only its own words.
+ON = True
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _words() -> dict[str, str]:
+    """Each word of the table, lower-case, to its group's id."""
+    return {w.lower(): group[0] for group in SYNONYMS for w in group[1:]}
+
+
+_GROUP_OF = _words()
+_MEMBERS = {group[0]: tuple(dict.fromkeys(w.lower() for w in group[1:])) for group in SYNONYMS}
+
+
+def _pattern(word: str) -> str:
+    if _HAN.search(word):
+        return re.escape(word)
+    return r"(?<![A-Za-z0-9])" + re.escape(word).replace(r"\ ", r"[\s-]+") + r"(?![A-Za-z0-9])"
+
+
+#: One alternation of every word, longest first: "截止日期" before "截止".
+_FINDER = re.compile(
+    "|".join(_pattern(w) for w in sorted(_GROUP_OF, key=len, reverse=True)), re.IGNORECASE
+)
+
+
+@lru_cache(maxsize=4096)
+def named(text: str) -> dict[str, frozenset[str]]:
+    """The groups ``text`` names, each with the words of it that ``text`` holds."""
+    found: dict[str, set[str]] = {}
+    for match in _FINDER.finditer(text):
+        word = re.sub(r"[\s-]+", " ", match.group().lower())
+        group = _GROUP_OF.get(word) or _GROUP_OF.get(match.group().lower())
+        if group:
+            found.setdefault(group, set()).add(word)
+    return {g: frozenset(ws) for g, ws in found.items()}
+
+
+def same_thing(a: str, b: str) -> str:
+    """The group both words name (each a word as written in a text), or ""."""
+    ga, gb = _GROUP_OF.get(a.lower()), _GROUP_OF.get(b.lower())
+    return ga if ga and ga == gb else ""
+
+
+def bridged(a: str, b: str) -> frozenset[str]:
+    """``"~"`` and the id of each group two texts name by different words only
+    ("预算" / "经费"): one thing, which the texts' words alone do not share."""
+    one, other = named(a), named(b)
+    return frozenset("~" + g for g in one.keys() & other.keys() if not one[g] & other[g])
+
+
+def group_of(word: str) -> str:
+    """The group ``word`` is a word of, or ""."""
+    return _GROUP_OF.get(word.lower(), "")
+
+
+def held_by(text: str, word: str) -> bool:
+    """Whether ``text`` names the group of ``word`` by another word of it."""
+    group = _GROUP_OF.get(word.lower())
+    return bool(group and group in named(text))
+
+
+def _quote(token: str, weight: str) -> str:
+    quoted = "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+    return f"{quoted}:{weight}" if weight else quoted
+
+
+def _han_term(word: str, weight: str) -> str:
+    """A Chinese word as the simple configuration meets it in a memory: the word
+    when jieba keeps it whole, else all of its pieces ("养老钱": 养老 & 钱)."""
+    seg = segment(word)
+    pieces = seg.cjk
+    if not pieces or seg.words:
+        return ""  # "唱K": one config cannot ask it whole
+    if word in pieces:
+        return _quote(word, weight)
+    return "(" + " & ".join(_quote(p, weight) for p in dict.fromkeys(pieces)) + ")"
+
+
+def _latin_term(word: str, weight: str) -> str:
+    """An English word or phrase ("due date": due <-> date)."""
+    parts = [p for p in re.split(r"[\s-]+", word) if p]
+    if len(parts) == 1:
+        return _quote(parts[0], weight)
+    return "(" + " <-> ".join(_quote(p, weight) for p in parts) + ")"
+
+
+def mate_terms(query: str) -> tuple[tuple[str, str, str, str], ...]:
+    """What ``query`` also asks for the groups it names: per group and script, one
+    term of the group's other words, as ``(group, "en" | "cjk", any, own)``. Own: the
+    word in the memory's own text (weight ``D``), as
+    :func:`memory_pg._segment.term_queries` asks it."""
+    return _mate_terms(query) if ON else ()
+
+
+@lru_cache(maxsize=1024)
+def _mate_terms(query: str) -> tuple[tuple[str, str, str, str], ...]:
+    out: list[tuple[str, str, str, str]] = []
+    lowered = query.lower()
+    for group, said in named(query).items():
+        mates = [w for w in _MEMBERS[group] if w not in said and w not in lowered]
+        han = [w for w in mates if _HAN.search(w)]
+        latin = [w for w in mates if not _HAN.search(w)]
+        for config, words, term in (("cjk", han, _han_term), ("en", latin, _latin_term)):
+            any_q = [t for t in (term(w, "") for w in words) if t]
+            own_q = [t for t in (term(w, "D") for w in words) if t]
+            if any_q:
+                out.append((group, config, " | ".join(any_q), " | ".join(own_q)))
+    return tuple(out)
+
+
+def _pieces(words: frozenset[str]) -> set[str]:
+    """The full-text words of ``words`` as a query cuts them ("养老钱": 养老, 钱)."""
+    out: set[str] = set()
+    for word in words:
+        seg = segment(word)
+        out.update(seg.cjk if _HAN.search(word) else seg.words)
+    return out
+
+
+def _first_lexeme(term: str) -> str:
+    """The first quoted word of a tsquery text ("'养老' | 'yanglao'" → 养老)."""
+    m = re.match(r"'((?:[^']|'')*)'", term)
+    return m.group(1).replace("''", "'") if m else ""
+
+
+def widen_terms(
+    query: str, en_any: list[str], en_own: list[str], cjk_any: list[str], cjk_own: list[str]
+) -> None:
+    """Each term of a query word that names a group (the lists of
+    :func:`memory_pg._segment.term_queries`) also meets the group's other words, in
+    place: a memory that says "退休金" holds every term "养老钱" asks (养老, 钱), as
+    one that says "养老钱" would. Where no term is such a word (the other script),
+    the other words are a term of their own."""
+    said = named(query)
+    for group, config, any_q, own_q in mate_terms(query):
+        anys, owns = (cjk_any, cjk_own) if config == "cjk" else (en_any, en_own)
+        pieces = _pieces(said[group])
+        hits = [i for i, t in enumerate(anys) if _first_lexeme(t) in pieces]
+        for i in hits:
+            anys[i] = f"{anys[i]} | {any_q}"
+            owns[i] = f"{owns[i]} | {own_q}"
+        if not hits:
+            anys.append(any_q)
+            owns.append(own_q)
+
+
+def widened(text: str, english: str, chinese: str) -> tuple[str, str]:
+    """OR-queries (:func:`memory_pg._segment.query_terms`) of ``text`` widened by the
+    other words of the groups it names: a statement of change meets the memory it
+    changes though that one says the thing with another word."""
+    for _, config, any_q, _ in mate_terms(text):
+        if config == "cjk":
+            chinese = f"{chinese} | {any_q}" if chinese else any_q
+        else:
+            english = f"{english} | {any_q}" if english else any_q
+    return english, chinese
+
+
+__all__ = [
+    "ON",
+    "SYNONYMS",
+    "bridged",
+    "group_of",
+    "held_by",
+    "mate_terms",
+    "named",
+    "same_thing",
+    "widen_terms",
+    "widened",
+]

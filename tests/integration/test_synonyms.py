@@ -1,0 +1,72 @@
+"""A question or a change that names a thing by another word (issues 35 and 36).
+
+Through the public store: a memory written with one word ("退休金", "书法", "due
+date") is found by a question asked with another word for the same thing ("养老钱",
+"毛笔字", "deadline"), ahead of memories that share the question's other words; a
+change said with another word ("经费" for "预算") replaces the old value, and the
+history says why. The words come from the thesaurus
+(``memory_pg/data/synonyms.tsv``), written apart from these cases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+NOTES = [
+    "每个月退休金四千八，老伴的多一点",
+    "每个月给外孙女两百块零花钱，她一个月能花完",
+    "书法课在周二下午，老年大学三楼",
+    "周四下午去老年大学上国画课",
+    "小区物业换了，新来的经理姓孙",
+    "The thesis due date is June 12, no extensions.",
+    "My thesis is about soil bacteria and it has six chapters.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("我们一个月的养老钱有多少？", "退休金"),
+        ("我学毛笔字是星期几？", "书法"),
+        ("What's the deadline for my thesis?", "due date"),
+    ],
+)
+def test_a_question_in_other_words_finds_the_memory(
+    make_store: Any, question: str, answer: str
+) -> None:
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in NOTES])
+    top = store.search(question, top_k=1, track_access=False)[0]
+    assert answer in top["text"], top["text"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("今年的科研经费是 30 万", "预算被砍到 20 万了"),
+        ("我每个月的退休金是四千八", "养老金涨到五千一了"),
+        ("The paper's due date is March 3.", "Deadline got pushed to March 17."),
+    ],
+)
+def test_a_change_named_with_another_word_replaces_the_old(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert store.get(old_id)["superseded_by"] == new_id
+    change = [e for e in store.history(old_id) if e["event"] == "superseded"]
+    assert change and change[0]["detail"]["evidence"]["same"] == "words"  # why, in the history
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Another budget, another person's pay: one word for the thing, two holders.
+        ("旅行预算定在一万块", "部门经费被砍到 50 万了"),
+        ("我的工资是一万二", "我老婆薪水涨到一万五了"),
+    ],
+)
+def test_the_same_thing_of_another_holder_keeps_both(store: Any, old: str, new: str) -> None:
+    old_id = store.add_memory(old, "user_profile")
+    new_id = store.add_memory(new, "user_profile")
+    assert {r["id"] for r in store.list_memories()} == {old_id, new_id}
