@@ -384,6 +384,18 @@ def _this_unit(unit: str, offset: int, r: _Ref) -> _Span:
     return r.year(r.today.year + offset)
 
 
+#: A day or a weekend that recurs: after 每 / every, a plural English day, or a
+#: Chinese weekend said with a word of habit ("周末一般…", "周末喜欢…").
+_RECURRING = re.compile(
+    r"每(?:个|逢)?(?:周|星期|礼拜)[一二三四五六日天末]?|每个?周末"
+    r"|周末(?=(?:一般|通常|经常|常常|常|总是|总|喜欢|爱|习惯|平时|基本))"
+    r"|\bevery (?:other )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|weekend|week)\b"
+    r"|\b(?:on )?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b",
+    re.IGNORECASE,
+)
+
+
 def find_timespan(text: str, now: datetime) -> TimeSpan | None:
     """The span of time ``text`` names, resolved against ``now``; None if it names none.
 
@@ -401,6 +413,10 @@ def find_timespan(text: str, now: datetime) -> TimeSpan | None:
     phrases: list[str] = []
     # "上週", "兩週前", "禮拜五" read as their simplified forms.
     rest = fold_traditional(text)
+    # A day that recurs ("每个周末", "周末一般", "every Saturday", "on Sundays") names no
+    # span: its words stay content words, hidden from the rules while they read.
+    kept = _RECURRING.findall(rest)
+    rest = _RECURRING.sub("\ue000", rest)
     for pattern, resolve in _RULES:
         pieces: list[str] = []
         pos = 0
@@ -421,5 +437,7 @@ def find_timespan(text: str, now: datetime) -> TimeSpan | None:
         return None
     start = min(s for s, _ in spans)
     end = max(e for _, e in spans)
+    for phrase in kept:
+        rest = rest.replace("\ue000", phrase, 1)
     cleaned = re.sub(r"\s{2,}", " ", rest).strip()
     return TimeSpan(start, end, tuple(phrases), cleaned)

@@ -102,3 +102,25 @@ def test_spans_are_in_the_reference_times_zone() -> None:
 
 def test_several_times_give_the_span_that_covers_them() -> None:
     assert _span("5月或6月") == (date(2026, 5, 1), date(2026, 7, 1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "朵朵每个周末都上哪些课？",
+        "他周末一般干啥",
+        "每周六上午学什么",
+        "What do I do every Saturday?",
+        "Where does she go on weekends?",
+    ],
+)
+def test_a_day_that_recurs_names_no_span_and_stays_a_word(text: str) -> None:
+    # A habit is asked of every week, not of last weekend: no memory is pushed
+    # down for its date, and "周末" / "Saturday" still meet the memory's words.
+    assert find_timespan(text, NOW) is None
+
+
+def test_a_recurring_day_beside_a_named_one_stays_in_the_query() -> None:
+    found = find_timespan("我每周六上午学画画，上周六没去", NOW)
+    assert found is not None and found.phrases == ("上周六",)
+    assert "每周六" in found.rest
