@@ -140,6 +140,13 @@ def _telling(char: str) -> bool:
     return CHAR_LIMIT is None or _productivity().get(char, 0) <= CHAR_LIMIT
 
 
+def tells(word: str) -> bool:
+    """Whether ``word`` says what it is about where it is found inside other words:
+    any word of two characters or more, or a character that jieba's dictionary holds
+    in few words (猫, 课; not 人 or 家, found in thousands: "跟人打架")."""
+    return len(word) > 1 or not _CJK_CHAR.match(word) or _telling(word)
+
+
 def _chars(words: Iterable[str]) -> list[str]:
     """The Han characters of words of two characters or more, function characters
     and numerals left out: "房租" holds 租, which "月租" and "租金" hold too. Chinese

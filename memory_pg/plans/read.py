@@ -184,7 +184,7 @@ def plan_search(
             # Only the memories that name it gain by the name: the rest of the second
             # search is the first one's words again.
             naming = [r for r in named if any(n.named_in(str(r["text"])) for n in names)]
-            rows = _better_of(rows, Rows(naming), top_k)
+            rows = _better_of(rows, _held_to(rows, naming, rs), top_k)
         # A value stated against another's ("我老公比我大三岁") needs that value too
         # ("我今年三十二"): it is asked for, and ranks right below the comparison.
         for other, anchor in _comparisons(query, rows[:NAMING_DEPTH]):
@@ -228,6 +228,22 @@ def _better_of(first: Rows, second: Rows, top_k: int) -> Rows:
     out = Rows(ranked[:top_k])
     out.rowcount = len(out)
     return out
+
+
+def _held_to(first: Rows, second: list[dict[str, Any]], rs: RankingSettings) -> Rows:
+    """``second``'s rows held to the attribute part of ``first``: where the first search
+    weighed the asked attribute and the second found no candidate to weigh it by
+    (``attribute_match`` None), a row that states another attribute keeps the first
+    search's division ("王姐的孙子…" answers no "王姐今年多大"). A row that stated it
+    in the first search keeps its better score there."""
+    if all(r.get("attribute_match") is None for r in first):
+        return Rows(second)
+    return Rows(
+        {**r, "score": r["score"] / (1.0 + rs.attribute_weight), "attribute_match": 0.0}
+        if r.get("attribute_match") is None
+        else r
+        for r in second
+    )
 
 
 def _about(query: str, described: tuple[str, ...], other: str) -> str:

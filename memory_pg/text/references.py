@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_pg._segment import tells
 from memory_pg.entities import has_han
 from memory_pg.text.attributes import asked, nouns, stated, subject_words, tagged
 
@@ -103,7 +104,7 @@ def names_given(words: Sequence[str], texts: Iterable[str], query: str) -> tuple
     ``words`` describe, leaving out names the query already holds."""
     found: dict[str, Name] = {}
     for text in texts:
-        for word in words:
+        for word in filter(tells, words):  # not the 人 of "那个人" in "跟人打架"
             at = _find(text, word)
             if at < 0:
                 continue
