@@ -170,3 +170,32 @@ COSTS = [
 
 def test_a_word_meets_a_memory_that_shares_its_root(make_store: Any) -> None:
     first_answers(make_store, COSTS, (("租金多少？", "月租"), ("每月的电钱多少？", "电费")))
+
+
+NEIGHBOURS = [
+    "我今年六十一，退休第六年了",
+    "老伴比我大四岁，属龙的",
+    "每天早上六点半去人民公园跳坝坝舞",
+    "跳舞队的队长是王姐，比我小两岁",
+    "王姐住在我们楼上，七楼",
+    "王姐的孙子跟豆豆同一个班",
+    "今天豆豆在幼儿园跟人打架了，哭着回来的",
+    "豆豆上的幼儿园叫小天鹅，在玉林路",
+    "女婿是中学数学老师，在七中",
+    "女婿喜欢钓鱼，周末常去三圣乡那边",
+]
+
+
+def test_a_described_person_is_not_named_by_a_common_character(make_store: Any) -> None:
+    # "那个人" describes by its clause, not by 人: "跟人打架" names no one it means,
+    # so 豆豆 is not asked in its place; the age asked of 王姐 is answered by ages,
+    # not by another fact that names her (the search asked with her name weighs none).
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in NEIGHBOURS])
+
+    def top(question: str) -> list[str]:
+        return [h["text"] for h in store.search(question, top_k=5, track_access=False)][:2]
+
+    assert set(top("王姐今年多大？")) == {NEIGHBOURS[3], NEIGHBOURS[0]}
+    for question in ("跳舞队领头的那个人住几楼？", "在七中教书的那个人周末喜欢干啥？"):
+        assert not any("豆豆" in t for t in top(question)), question
