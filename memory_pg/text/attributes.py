@@ -120,7 +120,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "age",
         r"多大|几岁|年纪|年龄|多少岁|哪年生|哪年出生|属什么|属啥|\bhow old\b|\bage\b|"
         r"\bwhat year was\b.*\bborn\b",
-        rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})(?=[，,。！!；;\s]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[，,。！!；;\s]|$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",
@@ -137,7 +137,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"学历|毕业于|哪毕业|哪里毕业|哪儿毕业|什么学校|哪个学校|哪所|哪个大学|什么大学|读的什么|"
         r"学的什么|学什么的|什么专业|专业是|读过书|文化程度|几年级|哪个年级|上几年级|读几|读到|\bdegree\b|\bgraduat|\bschool\b|"
         r"\bcollege\b|\buniversity\b|\bmajor\b|\bstud(?:y|ied)\b|\beducation\b",
-        rf"{_DEGREES_ZH}|大学|学院|读书(?!会)|念书|读研|读博|专业|考上|年级|[高初大][一二三四](?![十百千万])|"
+        rf"{_DEGREES_ZH}|大学|学院|读书(?!会)|念书|读研|读博|专业|考上|年级|[高初大][一二三四](?![十百千万岁个])|"
         r"研[一二三]|幼儿园|[大中小]班|\b(?:{_DEGREES_EN})\b|"
         r"\bstudied\b|\bmajor(?:ed)? in\b",
     ),
@@ -202,9 +202,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "health",
-        r"身体|健康|病|体检|检查结果|血压|血糖|怎么了|哪里不舒服|\bhealth\b|\bsick\b|\bill\b|"
+        r"身体|健康|毛病|病|体检|检查结果|血压|血糖|怎么了|哪里不舒服|\bhealth\b|\bsick\b|\bill\b|"
         r"\bdiagnos|\bcondition\b|\bcheck-?up\b",
         r"病|血压|血糖|手术|住院|体检|确诊|诊断|吃药|感冒|发烧|骨折|疼|痛|医院|复查|指标|偏高|偏低|"
+        # A part of the body not well: "膝盖也不好", "腰不行了", "胃不舒服".
+        r"(?:膝盖|腰|颈椎|腰椎|胃|肝|肺|心脏|眼睛|牙|腿|脚|肩膀?|关节|嗓子|皮肤)[也都又还]?"
+        r"(?:不好|不行|不舒服|有问题|受伤|发炎|出了?问题)|"
         r"\bdiagnos|\bsurgery\b|\bblood pressure\b|\bdiabet|\bsick\b|\bflu\b|\bfever\b|"
         r"\binjur|\bbroke (?:his|her|my)\b|\bhospital\b|\bmedication\b|\bcheck-?up\b",
     ),

@@ -106,10 +106,38 @@ def asked_about(query: str, content: str, names: Sequence[Name]) -> tuple[tuple[
     asking = asked(query)
     if not asking:
         return (), ""
-    words = subject_pattern(subject_words(content, asking))
+    said = subject_words(content, asking)
+    # "我爸妈身体…": each parent's own memory ("我爸有糖尿病") is about them.
+    words = subject_pattern([*said, *(m for w in said for m in MEMBERS.get(w.lower(), ()))])
+    # "我和我老婆…": the speaker's own facts answer too, beside the other's.
+    speaker = SPEAKER_FACT if said and _WITH_SPEAKER.search(query) else ""
     return tuple(answered_by(asking)), "|".join(
-        p for p in (words, *(n.pattern for n in names)) if p
+        p for p in (words, speaker, *(n.pattern for n in names)) if p
     )
+
+
+#: People named together, by each of them: a memory of one is about the pair.
+MEMBERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("爸妈", "父母", "双亲", "二老", "老两口"), ("爸", "妈", "父亲", "母亲")),
+    **dict.fromkeys(("公婆", "公公婆婆"), ("公公", "婆婆")),
+    **dict.fromkeys(("岳父母", "丈人丈母娘"), ("岳父", "岳母", "丈人", "丈母娘")),
+    **dict.fromkeys(("爷爷奶奶", "祖父母"), ("爷爷", "奶奶")),
+    **dict.fromkeys(("外公外婆", "姥姥姥爷"), ("外公", "外婆", "姥姥", "姥爷")),
+    **dict.fromkeys(("兄弟姐妹",), ("哥", "姐", "弟", "妹")),
+    **dict.fromkeys(("parents", "folks"), ("mom", "dad", "mother", "father")),
+    **dict.fromkeys(("grandparents",), ("grandma", "grandpa", "grandmother", "grandfather")),
+    **dict.fromkeys(("in-laws",), ("father-in-law", "mother-in-law")),
+}
+#: A question asked of the speaker and another ("我和室友…", "me and my wife").
+_WITH_SPEAKER = re.compile(
+    r"我(?:和|跟|与|同)|(?:和|跟|与)我(?!的)|\b(?:me|I) and\b|\band (?:me|I|myself)\b",
+    re.IGNORECASE,
+)
+#: A PostgreSQL regular expression (for ``~*``) of a memory whose subject is the
+#: speaker: it opens with 我 or "I", not with one of theirs ("我妈…").
+SPEAKER_FACT = (
+    "^[[:space:]]*我([^爸妈哥姐弟妹老公婆爷奶儿女家们]|$)|^[[:space:]]*i([^[:alnum:]_]|$)"
+)
 
 
 def subject_pattern(words: Sequence[str]) -> str:

@@ -6,10 +6,13 @@ tuned on; the sets' figures are benchmarks (docs/measurements.md).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memory_pg.text.attributes import answered_by, asked, stated, subject_words
 from memory_pg.text.changes import judge
+from memory_pg.text.query import asked_about
 from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of
 
 
@@ -235,3 +238,37 @@ def test_whose_fact_a_text_states() -> None:
 @pytest.mark.parametrize("text", ["我今年三十四", "我今年六十一，退休好几年了", "他今年45"])
 def test_an_age_this_year_is_stated_without_sui(text: str) -> None:
     assert "age" in stated(text)
+
+
+@pytest.mark.parametrize("text", ["我今年五十整", "我爸五十八，还在上班", "老婆三十五，属马"])
+def test_an_age_after_its_holder_is_stated_without_sui(text: str) -> None:
+    assert "age" in stated(text)
+
+
+def test_an_age_against_another_is_no_year_of_college() -> None:
+    # "大三岁" is three years older, not 大三 (a third-year student).
+    assert stated("我哥比我大三岁") == ("age",)
+    assert "education" in stated("他大三，在找实习")
+
+
+@pytest.mark.parametrize("text", ["老婆最近膝盖也不好，在贴膏药", "我胃不舒服好几天了"])
+def test_a_part_of_the_body_not_well_states_health(text: str) -> None:
+    assert "health" in stated(text)
+    assert "health" not in stated("这家店服务不好")
+
+
+def _about(question: str) -> str:
+    """The subject pattern of ``question``, PostgreSQL classes read as Python's."""
+    pattern = asked_about(question, question, ())[1]
+    return pattern.replace("[[:space:]]", r"\s").replace("[:alnum:]", "A-Za-z0-9")
+
+
+def test_a_question_of_two_people_is_about_each_of_them() -> None:
+    # "我爸妈": each parent's memory; "我和我老婆": the speaker's own facts too.
+    parents = _about("我爸妈身体都有什么问题？")
+    assert re.search(parents, "我爸有糖尿病") and re.search(parents, "我妈去年做了手术")
+    both = _about("我和我老婆身上都有啥毛病？")
+    assert re.search(both, "我有腰椎间盘突出") and re.search(both, "老婆膝盖不好")
+    assert not re.search(both, "我妈有高血压")
+    alone = _about("我老婆身体怎么样？")
+    assert not re.search(alone, "我有腰椎间盘突出")
