@@ -185,6 +185,16 @@ def plan_search(
             # search is the first one's words again.
             naming = [r for r in named if any(n.named_in(str(r["text"])) for n in names)]
             rows = _better_of(rows, _held_to(rows, naming, rs), top_k)
+            # One hop: what the named thing's memory states of the asked attribute
+            # ("小周老家是长沙的") answers with the memory that named it ("小周对猫毛
+            # 过敏" for "不能跟猫待一块的那个人"), right below it.
+            anchor = next(
+                (r for r in rows[:NAMING_DEPTH] if any(n.named_in(str(r["text"])) for n in names)),
+                None,
+            )
+            if anchor is not None:
+                answers = [r for r in naming if r.get("attribute_match") == 1.0]
+                rows = _better_of(rows, _below_rows(anchor, answers), top_k)
         # A value stated against another's ("我老公比我大三岁") needs that value too
         # ("我今年三十二"): it is asked for, and ranks right below the comparison.
         for other, anchor in _comparisons(query, rows[:NAMING_DEPTH]):
@@ -266,6 +276,15 @@ def _comparisons(query: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, 
             for other in compared_with(query, [str(row["text"])]):
                 found.setdefault(other, []).append(row)
     return [(other, hits[0]) for other, hits in found.items() if len(hits) == 1][:2]
+
+
+def _below_rows(anchor: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Rows:
+    """``rows`` other than ``anchor``, each placed right below it, in their order."""
+    out = Rows()
+    for row in rows:
+        if row["id"] != anchor["id"]:
+            out.append({**row, "score": anchor["score"] - 1e-6 * (len(out) + 1)})
+    return out
 
 
 def _below(anchor: dict[str, Any], more: Rows, query: str, other: str) -> Rows:

@@ -199,3 +199,26 @@ def test_a_described_person_is_not_named_by_a_common_character(make_store: Any) 
     assert set(top("王姐今年多大？")) == {NEIGHBOURS[3], NEIGHBOURS[0]}
     for question in ("跳舞队领头的那个人住几楼？", "在七中教书的那个人周末喜欢干啥？"):
         assert not any("豆豆" in t for t in top(question)), question
+
+
+ROOMMATES = [
+    "新来的室友叫小周，在国贸那边上班，做投行的",
+    "我们合租在望京，两室一厅，月租九千，两个人对半分",
+    "小周比我小两岁，挺爱干净的",
+    "我们组长老郭人不错，就是会开得太多",
+    "我对花生过敏，吃宫保鸡丁都得挑出来",
+    "小周对猫毛过敏，所以我们家没法养猫",
+    "我爸在郑州老家开了个五金店",
+    "小周老家是长沙的",
+    "我老家郑州，坐高铁两个半小时到",
+    "中午吃了楼下兰州拉面，二十二块",
+]
+
+
+def test_one_hop_answers_right_below_the_memory_that_names_the_thing(make_store: Any) -> None:
+    # "不能跟猫待一块的那个人" is 小周 by "小周对猫毛过敏"; where 小周 comes from is
+    # stated elsewhere, and answers with it, above the words that match by chance.
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in ROOMMATES])
+    hits = store.search("不能跟猫待一块的那个人是哪里人？", top_k=5, track_access=False)
+    assert [h["text"] for h in hits[:2]] == [ROOMMATES[5], ROOMMATES[7]]
