@@ -74,7 +74,7 @@ _FILLERS = ("d", "t", "c", "u", "p", "f", "y", "e", "o", "z")
 #: "金额" (not "rent", "deadline", "工资": one thing of that attribute among several).
 #: A thing named by one of them is the attribute the older text states.
 ATTRIBUTE_NOUNS: dict[str, frozenset[str]] = {
-    "place": frozenset("location venue place spot site address 地点 场地 地址 位置 地方".split()),
+    "place": frozenset("location venue place spot site address room 地点 场地 地址 位置 地方".split()),
     "time": frozenset("date time day schedule 日期 时间 日子 时间点".split()),
     "price": frozenset("amount price cost 金额 价格 费用 价钱 钱".split()),
     "count": frozenset("number count size 人数 数量 规模".split()),
@@ -188,7 +188,19 @@ def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
         return missing[0]  # "B 项目的交付" beside "A 项目…": each its own
     if head in _ORGANISATIONS and not _held(old, head):
         return head  # "公司搬到望京了" beside "我住在双井": the company's place, not the home
+    if _another_attribute(old, head):
+        return head  # "发布会场地换成了…" beside "发布会在 4 月 18 日": the date stands
     return ""
+
+
+def _another_attribute(old: str, head: str) -> bool:
+    """Whether ``head`` is an attribute's own noun ("场地", "room", "金额") and ``old``
+    states a value of another attribute, not that one."""
+    for name, nouns_ in ATTRIBUTE_NOUNS.items():
+        if head in nouns_:
+            shapes = _shapes(old)
+            return bool(shapes) and not _attribute_named(old, head) and name not in shapes
+    return False
 
 
 def _own_qualifier(old: str, new: str, anchors: list[str]) -> bool:
