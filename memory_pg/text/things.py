@@ -74,7 +74,9 @@ _FILLERS = ("d", "t", "c", "u", "p", "f", "y", "e", "o", "z")
 #: "金额" (not "rent", "deadline", "工资": one thing of that attribute among several).
 #: A thing named by one of them is the attribute the older text states.
 ATTRIBUTE_NOUNS: dict[str, frozenset[str]] = {
-    "place": frozenset("location venue place spot site address room 地点 场地 地址 位置 地方".split()),
+    "place": frozenset(
+        "location venue place spot site address room 地点 场地 地址 位置 地方".split()
+    ),
     "time": frozenset("date time day schedule 日期 时间 日子 时间点".split()),
     "price": frozenset("amount price cost 金额 价格 费用 价钱 钱".split()),
     "count": frozenset("number count size 人数 数量 规模".split()),
