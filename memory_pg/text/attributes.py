@@ -24,6 +24,7 @@ Pure functions, no I/O; nothing here imports from the rest of the package.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -369,7 +370,27 @@ def subject_words(query: str, names: tuple[str, ...]) -> tuple[str, ...]:
     rest = query
     for name in names:
         rest = _BY_NAME[name].asks.sub(" ", rest)
-    return nouns(rest)
+    kind = _answer_kinds(query)
+    return tuple(w for w in nouns(rest) if w not in kind)
+
+
+#: Words that ask which one of a kind: the noun after them is the answer's kind
+#: ("我在哪家医院": a hospital is the answer, the asker the subject).
+_WHICH_ZH = frozenset(
+    "哪家 哪个 哪所 哪间 哪种 哪款 哪位 哪辆 哪条 哪只 哪门 哪一家 哪一个 什么 啥".split()
+)
+_WHICH_EN = re.compile(r"\b(?:which|what)\s+([a-z]+)", re.IGNORECASE)
+
+
+def _answer_kinds(question: str) -> set[str]:
+    """The nouns ``question`` asks which one of ("哪家医院" → 医院, "which city" → city)."""
+    kinds = {m.group(1).lower() for m in _WHICH_EN.finditer(question)}
+    for run in _CJK_RUN.findall(question):
+        words = tagged(run)
+        for (word, _), (after, flag) in itertools.pairwise(words):
+            if word in _WHICH_ZH and flag in _NOUN_FLAGS:
+                kinds.add(after)
+    return kinds
 
 
 @lru_cache(maxsize=1024)

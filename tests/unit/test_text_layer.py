@@ -272,3 +272,19 @@ def test_a_question_of_two_people_is_about_each_of_them() -> None:
     assert not re.search(both, "我妈有高血压")
     alone = _about("我老婆身体怎么样？")
     assert not re.search(alone, "我有腰椎间盘突出")
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("我在哪家医院哪个科？", ()),  # the asker's own: a hospital is the answer
+        ("我老公在哪家公司上班？", ("老公",)),
+        ("我住在哪个小区", ()),
+    ],
+)
+def test_the_noun_a_question_asks_which_one_of_is_no_subject(
+    question: str, subject: tuple[str, ...]
+) -> None:
+    assert subject_words(question, asked(question)) == subject
+    if not subject:
+        assert refers(question) == ()  # nothing described: no second search
