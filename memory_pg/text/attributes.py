@@ -234,7 +234,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "time",
-        r"几点|什么时候|啥时候|哪天|几号|哪一天|什么时间|时间是|日期|何时|多久|\bwhen\b|"
+        r"几点|什么时候|啥时候|哪天|几号|哪一天|什么时间|时间是|日期|何时|多久|[周礼拜星期]+几|"
+        r"哪个月|几月|\bwhen\b|"
         r"\bwhat time\b|\bwhat day\b|\bwhich day\b|\bwhat date\b|\bhow long\b",
         rf"{_ZH_TIME}|\b(?:{_EN_TIME})\b",
     ),
@@ -403,9 +404,21 @@ def nouns(text: str) -> tuple[str, ...]:
     for run in _CJK_RUN.findall(text):
         for word, flag in tagged(run):
             noun = _POINTING.sub("", word)
-            if flag in _NOUN_FLAGS and noun and noun not in _ZH_ASKING:
+            if (flag in _NOUN_FLAGS or _doubled_name(word)) and noun and noun not in _ZH_ASKING:
                 cjk.append(noun)
     return tuple(dict.fromkeys(words + cjk))
+
+
+def _doubled_name(word: str) -> bool:
+    """Whether ``word`` is a doubled pet name ("朵朵", "乐乐", "豆豆"), which jieba tags
+    as a measure word or an adjective: not a doubled count or time ("天天", "个个",
+    "年年") nor an adverb ("常常", "刚刚")."""
+    return (
+        len(word) == 2
+        and word[0] == word[1]
+        and bool(_CJK_RUN.fullmatch(word))
+        and word[0] not in "天年月日个人家次回处条件样句常刚慢好渐偏明往仅轻悄默谢看想试走聊"
+    )
 
 
 def tagged(run: str) -> list[tuple[str, str]]:
