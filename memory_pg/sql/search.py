@@ -26,6 +26,7 @@ from sqlalchemy import (
     func,
     literal,
     null,
+    or_,
     select,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
@@ -42,7 +43,7 @@ from memory_pg.scoring import (
 )
 from memory_pg.sql import dialogue, lexical
 from memory_pg.sql.attributes import attribute_factor, states_asked
-from memory_pg.sql.core import vector_literal
+from memory_pg.sql.core import SIMPLE, vector_literal
 from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
 from memory_pg.sql.mentions import entity_factor, names_entity
 from memory_pg.sql.use import record_use
@@ -151,6 +152,7 @@ _P_ENTITY_KEYS = bindparam("entity_keys", type_=ARRAY(Text))
 _P_ENTITY_PATTERN = bindparam("entity_pattern", type_=Text)
 _P_ASKED_ATTRIBUTES = bindparam("asked_attributes", type_=ARRAY(Text))
 _P_ATTRIBUTE_SUBJECT = bindparam("attribute_subject", type_=Text)
+_P_SUBJECT_SOUNDS = bindparam("subject_sounds", type_=Text)
 
 
 def _scope_shape(filters: SearchFilters) -> dict[str, bool]:
@@ -264,6 +266,9 @@ class SearchShape:
     #: subject it names: the score has an attribute part.
     attributes: bool = False
     attribute_subject: bool = False
+    #: The subject's words have sounds: a memory naming them by sound ("游泳" for a
+    #: typed "游勇", "房贷" for "fangdai") names the subject too.
+    subject_sounds: bool = False
     touch: bool = False
     #: Agent scope (see :func:`visible_to`): a searching agent, a filter on writers.
     viewer: bool = False
@@ -324,6 +329,7 @@ def search_statement(
     entity_keys = [key for key, _ in query.entities] if rs.entity_weight > 0 else []
     asked_attributes = list(query.asked) if rs.attribute_weight > 0 else []
     subject = query.subject if asked_attributes else ""
+    sounds = query.subject_sounds if subject else ""
     shape = SearchShape(
         _filter_shape(filters),
         min_similarity=filters.min_similarity is not None,
@@ -334,6 +340,7 @@ def search_statement(
         entities=bool(entity_keys),
         attributes=bool(asked_attributes),
         attribute_subject=bool(subject),
+        subject_sounds=bool(sounds),
         touch=touch,
         **_scope_shape(filters),
         ranking_key=_ranking_key(rs),
@@ -369,6 +376,8 @@ def search_statement(
         values["asked_attributes"] = asked_attributes
     if subject:
         values["attribute_subject"] = subject
+    if sounds:
+        values["subject_sounds"] = sounds
     if en_any:
         values["lex_en_any"], values["lex_en_own"] = en_any, en_own
     if cjk_any:
@@ -525,6 +534,15 @@ def build_search(shape: SearchShape) -> Select[Any]:
                 if shape.attributes
                 else []
             ),
+            *(
+                [
+                    m.c.search_tsv.op("@@", return_type=Boolean)(
+                        func.to_tsquery(SIMPLE, _P_SUBJECT_SOUNDS)
+                    ).label("sounds_subject")
+                ]
+                if shape.subject_sounds
+                else []
+            ),
         )
         .select_from(fused.join(m, and_(m.c.user_id == _P_USER_ID, m.c.id == fused.c.id)))
         .cte("parts")
@@ -561,11 +579,13 @@ def build_search(shape: SearchShape) -> Select[Any]:
         score = score * factor
         extra.append(entity_match.label("entity_match"))
     if shape.attributes:
-        about = (
+        about: ColumnElement[Any] | None = (
             parts.c.text.op("~*", is_comparison=True)(_P_ATTRIBUTE_SUBJECT)
             if shape.attribute_subject
             else None
         )
+        if about is not None and shape.subject_sounds:
+            about = or_(about, parts.c.sounds_subject)
         factor, attribute_match = attribute_factor(parts.c.states_asked, about, rs)
         score = score * factor
         extra.append(attribute_match.label("attribute_match"))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from memory_pg._segment import term_queries
+from memory_pg._segment import sound, term_queries, typed_sounds
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
 from memory_pg.text.references import Name, word_pattern
@@ -40,6 +40,9 @@ class Query:
     asked: tuple[str, ...]
     #: A regular expression (for ``~*``) of whom it asks about ("" for the asker).
     subject: str
+    #: The sounds of those words, as a tsquery of a memory's own text ("" for none):
+    #: "游勇课" and "fangdai" name the "游泳" and the "房贷" a memory holds.
+    subject_sounds: str = ""
 
 
 def analyse(
@@ -62,6 +65,7 @@ def analyse(
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
     named = query_entities(content) if entities else ()
     asking, subject = asked_about(query, content, names) if attributes else ((), "")
+    sounds = subject_sounds(content, asking) if subject else ""
     return Query(
         span,
         en_any,
@@ -72,6 +76,7 @@ def analyse(
         name_pattern([name for _, name in named]),
         asking,
         subject,
+        sounds,
     )
 
 
@@ -114,6 +119,19 @@ def asked_about(query: str, content: str, names: Sequence[Name]) -> tuple[tuple[
     return tuple(answered_by(asking)), "|".join(
         p for p in (words, speaker, *(n.pattern for n in names)) if p
     )
+
+
+def subject_sounds(content: str, asking: Sequence[str]) -> str:
+    """A tsquery (simple configuration) of the sounds of the words ``content`` asks
+    ``asking`` of: a Chinese word's pinyin, or pinyin typed as it is, each as a sound
+    of a memory's own text (weight ``B``, :func:`memory_pg._segment.term_queries`)."""
+    heard: dict[str, None] = {}
+    typed = set(typed_sounds(content))  # pinyin is told from English in its context
+    for word in subject_words(content, tuple(asking)):
+        said = (sound(word) if len(word) > 1 else None) if has_han(word) else None
+        if said or word.lower() in typed:
+            heard.setdefault(said or word.lower(), None)
+    return " | ".join("'" + h.replace("'", "''") + "':B" for h in heard)
 
 
 #: People named together, by each of them: a memory of one is about the pair.

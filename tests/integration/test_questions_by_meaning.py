@@ -222,3 +222,17 @@ def test_one_hop_answers_right_below_the_memory_that_names_the_thing(make_store:
     store.add_memories([{"text": t, "memory_type": "user_profile"} for t in ROOMMATES])
     hits = store.search("不能跟猫待一块的那个人是哪里人？", top_k=5, track_access=False)
     assert [h["text"] for h in hits[:2]] == [ROOMMATES[5], ROOMMATES[7]]
+
+
+def test_a_subject_typed_by_its_sound_is_the_subject(make_store: Any) -> None:
+    # "游勇课" is typed for "游泳": the swimming class is the subject whose time is
+    # asked, not the piano class that shares 朵朵 and 课 with the question.
+    notes = [
+        "朵朵的钢琴课在周六上午九点，在文三路那边",
+        "朵朵还报了个游泳班，周日下午两点开始",
+        "女儿朵朵今年上幼儿园大班了",
+    ]
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
+    top = store.search("朵朵的游勇课是几点的", top_k=3, track_access=False)[0]
+    assert top["text"] == notes[1] and top["attribute_match"] == 1.0

@@ -12,7 +12,7 @@ import pytest
 
 from memory_pg.text.attributes import answered_by, asked, stated, subject_words
 from memory_pg.text.changes import judge
-from memory_pg.text.query import asked_about
+from memory_pg.text.query import analyse, asked_about
 from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of
 
 
@@ -288,3 +288,15 @@ def test_the_noun_a_question_asks_which_one_of_is_no_subject(
     assert subject_words(question, asked(question)) == subject
     if not subject:
         assert refers(question) == ()  # nothing described: no second search
+
+
+def test_a_doubled_pet_name_is_a_subject_and_a_day_of_the_week_is_asked() -> None:
+    assert analyse("乐乐英语课是周几").asked == ("time",)
+    assert "乐乐" in analyse("乐乐英语课是周几").subject
+    assert "天天" not in analyse("我天天几点起床").subject
+
+
+def test_the_sounds_of_the_subject_are_asked_too() -> None:
+    assert analyse("朵朵的游勇课是几点的").subject_sounds == "'duoduo':B | 'youyong':B"
+    assert analyse("我的 jita 是什么牌子的？").subject_sounds == "'jita':B"
+    assert analyse("How old is my landlord?").subject_sounds == ""
