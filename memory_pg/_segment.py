@@ -147,6 +147,18 @@ def tells(word: str) -> bool:
     return len(word) > 1 or not _CJK_CHAR.match(word) or _telling(word)
 
 
+def in_dictionary(word: str) -> bool:
+    """Whether jieba's dictionary holds ``word`` as a word (not a prefix of one)."""
+    return bool(_jieba().dt.FREQ.get(word))  # type: ignore[attr-defined]
+
+
+@lru_cache(maxsize=4096)
+def whole_words(text: str) -> frozenset[str]:
+    """The words jieba's precise mode cuts ``text`` into: "老太太" is one word, not
+    太太 inside it; "拿到手机" is 拿到 and 手机, not 到手."""
+    return frozenset(w for w in _jieba().lcut(normalize(text)) if w.strip())  # type: ignore[attr-defined]
+
+
 def _chars(words: Iterable[str]) -> list[str]:
     """The Han characters of words of two characters or more, function characters
     and numerals left out: "房租" holds 租, which "月租" and "租金" hold too. Chinese
@@ -473,6 +485,7 @@ __all__ = [
     "EN_STOPWORDS",
     "Segments",
     "fold_traditional",
+    "in_dictionary",
     "normalize",
     "ordered_words",
     "query_terms",
@@ -480,4 +493,5 @@ __all__ = [
     "sound",
     "term_queries",
     "typed_sounds",
+    "whole_words",
 ]

@@ -388,7 +388,7 @@ def _this_unit(unit: str, offset: int, r: _Ref) -> _Span:
 #: Chinese weekend said with a word of habit ("周末一般…", "周末喜欢…").
 _RECURRING = re.compile(
     r"每(?:个|逢)?(?:周|星期|礼拜)[一二三四五六日天末]?|每个?周末"
-    r"|周末(?=(?:一般|通常|经常|常常|常|总是|总|喜欢|爱|习惯|平时|基本))"
+    r"|(?<![上下这本今])周末(?=(?:一般|通常|经常|常常|总是|喜欢|习惯|平时|基本上))"
     r"|\bevery (?:other )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|weekend|week)\b"
     r"|\b(?:on )?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)\b",

@@ -5,9 +5,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, ColumnElement, Float, and_, case, func, literal
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Float,
+    Text,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal,
+    or_,
+)
 
 from memory_pg.config import RankingSettings
+from memory_pg.sql.core import SIMPLE
+
+#: The question's subject: a regular expression, and the tsquery of its sounds.
+_P_SUBJECT = bindparam("attribute_subject", type_=Text)
+_P_SUBJECT_SOUNDS = bindparam("subject_sounds", type_=Text)
+
+
+def names_subject(
+    text: ColumnElement[Any], tsv: ColumnElement[Any], sounds: bool
+) -> ColumnElement[Any]:
+    """Whether a memory names the question's subject: its text matches the subject's
+    pattern (``~*``), or, with ``sounds``, its own text holds one of the subject's
+    sounds (the simple configuration: "游泳" for a typed "游勇")."""
+    by_words = text.op("~*", is_comparison=True)(_P_SUBJECT)
+    if not sounds:
+        return by_words
+    heard = func.to_tsquery(SIMPLE, _P_SUBJECT_SOUNDS)
+    return or_(by_words, tsv.op("@@", return_type=Boolean)(heard))
 
 
 def states_asked(attributes: ColumnElement[Any], asked: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -37,4 +66,4 @@ def attribute_factor(
     return factor, case((applies, match))
 
 
-__all__ = ["attribute_factor", "states_asked"]
+__all__ = ["attribute_factor", "names_subject", "states_asked"]

@@ -26,7 +26,6 @@ from sqlalchemy import (
     func,
     literal,
     null,
-    or_,
     select,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
@@ -42,8 +41,8 @@ from memory_pg.scoring import (
     TIME_MAX_SPANS,
 )
 from memory_pg.sql import dialogue, lexical
-from memory_pg.sql.attributes import attribute_factor, states_asked
-from memory_pg.sql.core import SIMPLE, vector_literal
+from memory_pg.sql.attributes import attribute_factor, names_subject, states_asked
+from memory_pg.sql.core import vector_literal
 from memory_pg.sql.memories import MEMORY_COLUMNS, current_conditions, visible_to
 from memory_pg.sql.mentions import entity_factor, names_entity
 from memory_pg.sql.use import record_use
@@ -151,8 +150,6 @@ _P_WRITERS = bindparam("writer_agents", type_=m.c.agent_id.type, expanding=True)
 _P_ENTITY_KEYS = bindparam("entity_keys", type_=ARRAY(Text))
 _P_ENTITY_PATTERN = bindparam("entity_pattern", type_=Text)
 _P_ASKED_ATTRIBUTES = bindparam("asked_attributes", type_=ARRAY(Text))
-_P_ATTRIBUTE_SUBJECT = bindparam("attribute_subject", type_=Text)
-_P_SUBJECT_SOUNDS = bindparam("subject_sounds", type_=Text)
 
 
 def _scope_shape(filters: SearchFilters) -> dict[str, bool]:
@@ -266,8 +263,7 @@ class SearchShape:
     #: subject it names: the score has an attribute part.
     attributes: bool = False
     attribute_subject: bool = False
-    #: The subject's words have sounds: a memory naming them by sound ("游泳" for a
-    #: typed "游勇", "房贷" for "fangdai") names the subject too.
+    #: The subject is also named by its words' sounds ("游泳" for a typed "游勇").
     subject_sounds: bool = False
     touch: bool = False
     #: Agent scope (see :func:`visible_to`): a searching agent, a filter on writers.
@@ -535,12 +531,8 @@ def build_search(shape: SearchShape) -> Select[Any]:
                 else []
             ),
             *(
-                [
-                    m.c.search_tsv.op("@@", return_type=Boolean)(
-                        func.to_tsquery(SIMPLE, _P_SUBJECT_SOUNDS)
-                    ).label("sounds_subject")
-                ]
-                if shape.subject_sounds
+                [names_subject(m.c.text, m.c.search_tsv, shape.subject_sounds).label("about")]
+                if shape.attribute_subject
                 else []
             ),
         )
@@ -579,13 +571,7 @@ def build_search(shape: SearchShape) -> Select[Any]:
         score = score * factor
         extra.append(entity_match.label("entity_match"))
     if shape.attributes:
-        about: ColumnElement[Any] | None = (
-            parts.c.text.op("~*", is_comparison=True)(_P_ATTRIBUTE_SUBJECT)
-            if shape.attribute_subject
-            else None
-        )
-        if about is not None and shape.subject_sounds:
-            about = or_(about, parts.c.sounds_subject)
+        about = parts.c.about if shape.attribute_subject else None
         factor, attribute_match = attribute_factor(parts.c.states_asked, about, rs)
         score = score * factor
         extra.append(attribute_match.label("attribute_match"))

@@ -234,7 +234,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "time",
-        r"几点|什么时候|啥时候|哪天|几号|哪一天|什么时间|时间是|日期|何时|多久|[周礼拜星期]+几|"
+        r"几点|什么时候|啥时候|哪天|几号|哪一天|什么时间|时间是|日期|何时|多久|(?:周|礼拜|星期)几|"
         r"哪个月|几月|\bwhen\b|"
         r"\bwhat time\b|\bwhat day\b|\bwhich day\b|\bwhat date\b|\bhow long\b",
         rf"{_ZH_TIME}|\b(?:{_EN_TIME})\b",
@@ -417,7 +417,9 @@ def _doubled_name(word: str) -> bool:
         len(word) == 2
         and word[0] == word[1]
         and bool(_CJK_RUN.fullmatch(word))
-        and word[0] not in "天年月日个人家次回处条件样句常刚慢好渐偏明往仅轻悄默谢看想试走聊"
+        and word[0]
+        not in "天年月日个人家次回处条件样句常刚慢好渐偏明往仅轻悄默谢看想试走聊"
+        "哈嗯呵嘿哦啊呀哇嘻迟纷稍早恰统频屡万千百"
     )
 
 

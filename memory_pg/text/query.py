@@ -131,7 +131,7 @@ def subject_sounds(content: str, asking: Sequence[str]) -> str:
         said = (sound(word) if len(word) > 1 else None) if has_han(word) else None
         if said or word.lower() in typed:
             heard.setdefault(said or word.lower(), None)
-    return " | ".join("'" + h.replace("'", "''") + "':B" for h in heard)
+    return " | ".join("'" + h.replace("\\", "\\\\").replace("'", "''") + "':B" for h in heard)
 
 
 #: People named together, by each of them: a memory of one is about the pair.
@@ -148,13 +148,14 @@ MEMBERS: dict[str, tuple[str, ...]] = {
 }
 #: A question asked of the speaker and another ("我和室友…", "me and my wife").
 _WITH_SPEAKER = re.compile(
-    r"我(?:和|跟|与|同)|(?:和|跟|与)我(?!的)|\b(?:me|I) and\b|\band (?:me|I|myself)\b",
+    r"我(?:和|跟|与)|(?:和|跟|与)我(?!的)|\b(?:me|I) and\b|\band (?:me|I|myself)\b",
     re.IGNORECASE,
 )
 #: A PostgreSQL regular expression (for ``~*``) of a memory whose subject is the
 #: speaker: it opens with 我 or "I", not with one of theirs ("我妈…").
 SPEAKER_FACT = (
-    "^[[:space:]]*我([^爸妈哥姐弟妹老公婆爷奶儿女家们]|$)|^[[:space:]]*i([^[:alnum:]_]|$)"
+    "^[[:space:]]*我(?!的?(?:[爸妈哥姐弟妹老公婆爷奶儿女家们表堂舅姨叔姑岳媳丈同闺室舍]"
+    "|朋友|领导|上司|老板|男朋友|对象|邻居|师傅|客户|房东))|^[[:space:]]*i([^[:alnum:]_]|$)"
 )
 
 

@@ -17,10 +17,12 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
+from types import MappingProxyType
 
-from memory_pg._segment import segment
+from memory_pg._segment import in_dictionary, segment, whole_words
 
 
 def _table() -> tuple[tuple[str, ...], ...]:
@@ -53,27 +55,48 @@ _MEMBERS = {group[0]: tuple(dict.fromkeys(w.lower() for w in group[1:])) for gro
 
 
 def _pattern(word: str) -> str:
-    if _HAN.search(word):
-        return re.escape(word)
     return r"(?<![A-Za-z0-9])" + re.escape(word).replace(r"\ ", r"[\s-]+") + r"(?![A-Za-z0-9])"
 
 
-#: One alternation of every word, longest first: "截止日期" before "截止".
-_FINDER = re.compile(
-    "|".join(_pattern(w) for w in sorted(_GROUP_OF, key=len, reverse=True)), re.IGNORECASE
+def _finder(words: list[str], flags: int) -> re.Pattern[str]:
+    """One alternation of ``words``, longest first ("due date" before "date")."""
+    ordered = sorted(words, key=len, reverse=True)
+    return re.compile("|".join(_pattern(w) for w in ordered) or r"(?!)", flags)
+
+
+_ENGLISH = [w for g in SYNONYMS for w in g[1:] if not _HAN.search(w)]
+#: An abbreviation in capitals ("HR", "DDL") is itself only as written: "hr" is hours.
+_CAPITALS = _finder([w for w in _ENGLISH if w.isupper()], 0)
+_LOWER = _finder([w for w in _ENGLISH if not w.isupper()], re.IGNORECASE)
+#: Chinese words jieba's dictionary does not hold ("养老钱"), found as written.
+_UNKNOWN = _finder(
+    [w for g in SYNONYMS for w in g[1:] if _HAN.search(w) and not in_dictionary(w)], 0
 )
 
 
+def named(text: str) -> Mapping[str, frozenset[str]]:
+    """The groups ``text`` names, each with the words of it that ``text`` holds: a
+    Chinese word of jieba's dictionary where jieba cuts the text into it or into a
+    compound it ends ("科研经费"; "太太" is not in "老太太", "发布" not in "发布会"),
+    another word as a whole word. Nothing when :data:`ON` is off."""
+    return _named(text) if ON else MappingProxyType({})
+
+
 @lru_cache(maxsize=4096)
-def named(text: str) -> dict[str, frozenset[str]]:
-    """The groups ``text`` names, each with the words of it that ``text`` holds."""
+def _named(text: str) -> Mapping[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
-    for match in _FINDER.finditer(text):
-        word = re.sub(r"[\s-]+", " ", match.group().lower())
-        group = _GROUP_OF.get(word) or _GROUP_OF.get(match.group().lower())
+    said = [m.group() for finder in (_CAPITALS, _LOWER, _UNKNOWN) for m in finder.finditer(text)]
+    for token in whole_words(text):
+        if _HAN.search(token):
+            said.append(token)
+            # A compound ends with its head: "科研经费" is an 经费, "老太太" no 太太.
+            said += [token[i:] for i in range(1, len(token) - 1) if token[:i] not in "老小"]
+    for word in said:
+        key = re.sub(r"[\s-]+", " ", word.lower())
+        group = _GROUP_OF.get(key) or _GROUP_OF.get(word.lower())
         if group:
-            found.setdefault(group, set()).add(word)
-    return {g: frozenset(ws) for g, ws in found.items()}
+            found.setdefault(group, set()).add(key)
+    return MappingProxyType({g: frozenset(ws) for g, ws in found.items()})
 
 
 def same_thing(a: str, b: str) -> str:
@@ -114,7 +137,19 @@ def _han_term(word: str, weight: str) -> str:
         return ""  # "唱K": one config cannot ask it whole
     if word in pieces:
         return _quote(word, weight)
-    return "(" + " & ".join(_quote(p, weight) for p in dict.fromkeys(pieces)) + ")"
+    # Its pieces in a row ("养老钱": 养老 <-> 钱), not anywhere: "年假" is not 年 … 假.
+    return "(" + " <-> ".join(_quote(p, weight) for p in _in_order(word, pieces)) + ")"
+
+
+def _in_order(word: str, pieces: tuple[str, ...]) -> list[str]:
+    """The pieces that cut ``word`` from its start, in order (search mode also gives
+    the words inside a longer one)."""
+    out, at = [], 0
+    for piece in sorted(dict.fromkeys(pieces), key=lambda p: (word.find(p), -len(p))):
+        if word.find(piece, at) == at:
+            out.append(piece)
+            at += len(piece)
+    return out or list(pieces)
 
 
 def _latin_term(word: str, weight: str) -> str:

@@ -196,12 +196,18 @@ def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
 
 
 def _another_attribute(old: str, head: str) -> bool:
-    """Whether ``head`` is an attribute's own noun ("场地", "room", "金额") and ``old``
-    states a value of another attribute, not that one."""
+    """Whether ``head`` is an attribute's own noun ("场地", "room", "date") and ``old``
+    gives a value of another shape only: a time where a place or an amount changes,
+    an amount where a time changes. An old text that names the noun itself ("in room
+    301") or states the attribute gives that attribute's value."""
     for name, nouns_ in ATTRIBUTE_NOUNS.items():
         if head in nouns_:
+            if _held(old, head) or _attribute_named(old, head):
+                return False
             shapes = _shapes(old)
-            return bool(shapes) and not _attribute_named(old, head) and name not in shapes
+            return (shapes == {"time"} and name != "time") or (
+                shapes == {"number"} and name == "time"
+            )
     return False
 
 

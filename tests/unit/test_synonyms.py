@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from memory_pg.text import synonyms
+from memory_pg.text.changes import judge
 from memory_pg.text.query import analyse
 
 
@@ -47,3 +50,27 @@ def test_an_english_word_asks_the_chinese_words_of_its_group_as_a_term() -> None
 def test_two_texts_bridge_a_group_only_by_different_words() -> None:
     assert synonyms.bridged("部门预算 80 万", "经费被砍到 50 万") == {"~budget"}
     assert synonyms.bridged("部门预算 80 万", "预算被砍到 50 万") == frozenset()
+
+
+def test_a_chinese_word_is_read_where_jieba_cuts_it_or_ends_a_compound() -> None:
+    assert dict(synonyms.named("今年的科研经费是 30 万")) == {"budget": frozenset({"经费"})}
+    assert dict(synonyms.named("我拿到手机了")) == {"phone": frozenset({"手机"})}  # not 到手
+    assert dict(synonyms.named("楼下老太太搬走了")) == {}  # no 太太 (wife)
+    assert "release" not in synonyms.named("公司发布会改到 6 月 1 日了")  # no 发布
+    assert dict(synonyms.named("Mr Chen waits; a 3 hr call")) == {}  # not MR, not HR
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A word inside another word, or one with a second sense, is not the thing.
+        ("我老婆在银行工作", "楼下老太太搬走了"),
+        ("新版本上线时间定在 5 月 10 日", "公司发布会改到 6 月 1 日了"),
+        ("我老板住在望京", "我家老大搬到学校宿舍住了"),
+        ("今年的业绩目标是 500 万", "血糖指标降到 6.1 了"),
+        ("The PR for the auth fix is waiting on review", "Mr Chen now waits on legal review"),
+        ("我爱人在医院上班", "老两口搬到海南住了"),
+    ],
+)
+def test_a_word_of_another_sense_bridges_nothing(old: str, new: str) -> None:
+    assert judge(old, new) is None
