@@ -187,6 +187,7 @@ def judge(
         zone
         and not subjects.holds_zone(new, zone)
         and not (kinds_shared or left or attribute or renamed or similar or version or slot)
+        and not synonyms.bridged(old, new)  # "代码仓库" / "repo": the thing, another word
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
     ):
         return None  # what the old text is about is not named in the new one

@@ -302,7 +302,7 @@ def _subsequence(short: str, long: str) -> bool:
 
 #: A time, a date or a day, in both languages ("June 8", "周三下午", "12 月 15 号", "春节").
 _TIME_SHAPE = re.compile(
-    r"\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d|\b(?:january"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d|\b(?:january"
     r"|february|march|april|june|july|august|september|october|november|december|monday"
     r"|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|tomorrow|tonight)s?\b"
     r"|\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\bnext (?:week|month|year|quarter)\b|\bend of\b"
