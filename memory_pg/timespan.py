@@ -19,7 +19,7 @@ from datetime import date, datetime, timedelta, tzinfo
 
 from memory_pg._segment import fold_traditional
 
-__all__ = ["TimeSpan", "find_timespan"]
+__all__ = ["TimeSpan", "find_timespan", "without_recurring"]
 
 
 @dataclass(frozen=True)
@@ -396,6 +396,12 @@ _RECURRING = re.compile(
 )
 
 
+def without_recurring(text: str) -> str:
+    """``text`` less the days it names as recurring ("小王周末喜欢做什么" → "小王
+    喜欢做什么"): words of time, not of what the question is about."""
+    return re.sub(r"\s{2,}", " ", _RECURRING.sub(" ", fold_traditional(text))).strip()
+
+
 def find_timespan(text: str, now: datetime) -> TimeSpan | None:
     """The span of time ``text`` names, resolved against ``now``; None if it names none.
 
@@ -414,9 +420,8 @@ def find_timespan(text: str, now: datetime) -> TimeSpan | None:
     # "上週", "兩週前", "禮拜五" read as their simplified forms.
     rest = fold_traditional(text)
     # A day that recurs ("每个周末", "周末一般", "every Saturday", "on Sundays") names no
-    # span: its words stay content words, hidden from the rules while they read.
-    kept = _RECURRING.findall(rest)
-    rest = _RECURRING.sub("\ue000", rest)
+    # span, and leaves the query as a time would (:func:`without_recurring`).
+    rest = _RECURRING.sub(" ", rest)
     for pattern, resolve in _RULES:
         pieces: list[str] = []
         pos = 0
@@ -437,7 +442,5 @@ def find_timespan(text: str, now: datetime) -> TimeSpan | None:
         return None
     start = min(s for s, _ in spans)
     end = max(e for _, e in spans)
-    for phrase in kept:
-        rest = rest.replace("\ue000", phrase, 1)
     cleaned = re.sub(r"\s{2,}", " ", rest).strip()
     return TimeSpan(start, end, tuple(phrases), cleaned)

@@ -17,7 +17,7 @@ from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
 from memory_pg.text.references import Name, word_pattern
 from memory_pg.text.synonyms import widen_terms
-from memory_pg.timespan import TimeSpan, find_timespan
+from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ def analyse(
     question's subject. ``entities`` / ``attributes``: whether the ranking weighs
     them (when not, they are not looked for)."""
     span = find_timespan(query, reference or datetime.now(timezone.utc))
-    # The words that named the time are not content words.
-    content = span.rest if span else query
+    # The words that named the time, or a day that recurs, are not content words.
+    content = span.rest if span else without_recurring(query)
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
     named = query_entities(content) if entities else ()

@@ -203,21 +203,19 @@ def widen_terms(
     query: str, en_any: list[str], en_own: list[str], cjk_any: list[str], cjk_own: list[str]
 ) -> None:
     """Each term of a query word that names a group (the lists of
-    :func:`memory_pg._segment.term_queries`) also meets the group's other words, in
-    place: a memory that says "退休金" holds every term "养老钱" asks (养老, 钱), as
-    one that says "养老钱" would. Where no term is such a word (the other script),
-    the other words are a term of their own."""
+    :func:`memory_pg._segment.term_queries`) also meets the group's other words of
+    its script, in place: a memory that says "退休金" holds the word terms "养老钱"
+    asks (养老, 钱), as one that says "养老钱" would. No term is added: a term of its
+    own would count the thing twice, and one that no memory holds would change which
+    words pull a large user's candidates (:mod:`memory_pg.sql.lexical`)."""
     said = named(query)
     for group, config, any_q, own_q in mate_terms(query):
         anys, owns = (cjk_any, cjk_own) if config == "cjk" else (en_any, en_own)
         pieces = _pieces(said[group])
-        hits = [i for i, t in enumerate(anys) if _first_lexeme(t) in pieces]
-        for i in hits:
-            anys[i] = f"{anys[i]} | {any_q}"
-            owns[i] = f"{owns[i]} | {own_q}"
-        if not hits:
-            anys.append(any_q)
-            owns.append(own_q)
+        for i, term in enumerate(anys):
+            if _first_lexeme(term) in pieces:
+                anys[i] = f"{term} | {any_q}"
+                owns[i] = f"{owns[i]} | {own_q}"
 
 
 def widened(text: str, english: str, chinese: str) -> tuple[str, str]:

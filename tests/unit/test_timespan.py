@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from memory_pg.timespan import find_timespan
+from memory_pg.timespan import find_timespan, without_recurring
 
 #: A Thursday.
 NOW = datetime(2026, 12, 3, 15, 30, tzinfo=timezone.utc)
@@ -114,13 +114,14 @@ def test_several_times_give_the_span_that_covers_them() -> None:
         "Where does she go on weekends?",
     ],
 )
-def test_a_day_that_recurs_names_no_span_and_stays_a_word(text: str) -> None:
+def test_a_day_that_recurs_names_no_span(text: str) -> None:
     # A habit is asked of every week, not of last weekend: no memory is pushed
-    # down for its date, and "周末" / "Saturday" still meet the memory's words.
+    # down for its date; its words leave the query as a time's do.
     assert find_timespan(text, NOW) is None
+    assert without_recurring(text) != text
 
 
-def test_a_recurring_day_beside_a_named_one_stays_in_the_query() -> None:
+def test_a_recurring_day_beside_a_named_one_is_no_part_of_the_span() -> None:
     found = find_timespan("我每周六上午学画画，上周六没去", NOW)
     assert found is not None and found.phrases == ("上周六",)
-    assert "每周六" in found.rest
+    assert "周六" not in found.rest and "学画画" in found.rest
