@@ -136,7 +136,7 @@ def subject_sounds(content: str, asking: Sequence[str]) -> str:
 
 #: People named together, by each of them: a memory of one is about the pair.
 MEMBERS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("爸妈", "父母", "双亲", "二老", "老两口"), ("爸", "妈", "父亲", "母亲")),
+    **dict.fromkeys(("爸妈", "父母", "双亲", "二老"), ("爸", "妈", "父亲", "母亲")),
     **dict.fromkeys(("公婆", "公公婆婆"), ("公公", "婆婆")),
     **dict.fromkeys(("岳父母", "丈人丈母娘"), ("岳父", "岳母", "丈人", "丈母娘")),
     **dict.fromkeys(("爷爷奶奶", "祖父母"), ("爷爷", "奶奶")),

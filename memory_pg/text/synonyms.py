@@ -64,14 +64,19 @@ def _finder(words: list[str], flags: int) -> re.Pattern[str]:
     return re.compile("|".join(_pattern(w) for w in ordered) or r"(?!)", flags)
 
 
-_ENGLISH = [w for g in SYNONYMS for w in g[1:] if not _HAN.search(w)]
-#: An abbreviation in capitals ("HR", "DDL") is itself only as written: "hr" is hours.
-_CAPITALS = _finder([w for w in _ENGLISH if w.isupper()], 0)
-_LOWER = _finder([w for w in _ENGLISH if not w.isupper()], re.IGNORECASE)
-#: Chinese words jieba's dictionary does not hold ("养老钱"), found as written.
-_UNKNOWN = _finder(
-    [w for g in SYNONYMS for w in g[1:] if _HAN.search(w) and not in_dictionary(w)], 0
-)
+@lru_cache(maxsize=1)
+def _finders() -> tuple[re.Pattern[str], ...]:
+    """What finds the table's words other than by jieba's cut, built on first use (not
+    at import; jieba's dictionary loads then): an abbreviation in capitals only as
+    written ("HR", not "hr" for hours), another English word in any case, and a
+    Chinese word jieba's dictionary does not hold ("养老钱") as written."""
+    english = [w for g in SYNONYMS for w in g[1:] if not _HAN.search(w)]
+    unknown = [w for g in SYNONYMS for w in g[1:] if _HAN.search(w) and not in_dictionary(w)]
+    return (
+        _finder([w for w in english if w.isupper()], 0),
+        _finder([w for w in english if not w.isupper()], re.IGNORECASE),
+        _finder(unknown, 0),
+    )
 
 
 def named(text: str) -> Mapping[str, frozenset[str]]:
@@ -85,7 +90,7 @@ def named(text: str) -> Mapping[str, frozenset[str]]:
 @lru_cache(maxsize=4096)
 def _named(text: str) -> Mapping[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
-    said = [m.group() for finder in (_CAPITALS, _LOWER, _UNKNOWN) for m in finder.finditer(text)]
+    said = [m.group() for finder in _finders() for m in finder.finditer(text)]
     for token in whole_words(text):
         if _HAN.search(token):
             said.append(token)
@@ -110,11 +115,6 @@ def bridged(a: str, b: str) -> frozenset[str]:
     ("预算" / "经费"): one thing, which the texts' words alone do not share."""
     one, other = named(a), named(b)
     return frozenset("~" + g for g in one.keys() & other.keys() if not one[g] & other[g])
-
-
-def group_of(word: str) -> str:
-    """The group ``word`` is a word of, or ""."""
-    return _GROUP_OF.get(word.lower(), "")
 
 
 def held_by(text: str, word: str) -> bool:
@@ -234,7 +234,6 @@ __all__ = [
     "ON",
     "SYNONYMS",
     "bridged",
-    "group_of",
     "held_by",
     "mate_terms",
     "named",

@@ -172,6 +172,13 @@ def test_a_word_meets_a_memory_that_shares_its_root(make_store: Any) -> None:
     first_answers(make_store, COSTS, (("租金多少？", "月租"), ("每月的电钱多少？", "电费")))
 
 
+def holding(make_store: Any, notes: list[str]) -> Any:
+    """A fresh user's store holding ``notes`` as profile memories."""
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
+    return store
+
+
 NEIGHBOURS = [
     "我今年六十一，退休第六年了",
     "老伴比我大四岁，属龙的",
@@ -190,8 +197,7 @@ def test_a_described_person_is_not_named_by_a_common_character(make_store: Any) 
     # "那个人" describes by its clause, not by 人: "跟人打架" names no one it means,
     # so 豆豆 is not asked in its place; the age asked of 王姐 is answered by ages,
     # not by another fact that names her (the search asked with her name weighs none).
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in NEIGHBOURS])
+    store = holding(make_store, NEIGHBOURS)
 
     def top(question: str) -> list[str]:
         return [h["text"] for h in store.search(question, top_k=5, track_access=False)][:2]
@@ -218,8 +224,7 @@ ROOMMATES = [
 def test_one_hop_answers_right_below_the_memory_that_names_the_thing(make_store: Any) -> None:
     # "不能跟猫待一块的那个人" is 小周 by "小周对猫毛过敏"; where 小周 comes from is
     # stated elsewhere, and answers with it, above the words that match by chance.
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in ROOMMATES])
+    store = holding(make_store, ROOMMATES)
     hits = store.search("不能跟猫待一块的那个人是哪里人？", top_k=5, track_access=False)
     assert [h["text"] for h in hits[:2]] == [ROOMMATES[5], ROOMMATES[7]]
 
@@ -232,7 +237,6 @@ def test_a_subject_typed_by_its_sound_is_the_subject(make_store: Any) -> None:
         "朵朵还报了个游泳班，周日下午两点开始",
         "女儿朵朵今年上幼儿园大班了",
     ]
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
+    store = holding(make_store, notes)
     top = store.search("朵朵的游勇课是几点的", top_k=3, track_access=False)[0]
     assert top["text"] == notes[1] and top["attribute_match"] == 1.0
