@@ -35,7 +35,7 @@ from functools import lru_cache
 from memory_pg import _facts
 from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
-from memory_pg.text import quantities, states, subjects, synonyms, things, topics
+from memory_pg.text import aspects, kinds, quantities, states, subjects, synonyms, things, topics
 from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
@@ -174,8 +174,14 @@ def judge(
     slot = things.same_slot(old, new) or ("count" if count else "")  # "pushed it to May"
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
-    if subjects.other_subject(old, new, _FILLER) or subjects.other_scope(old, new):
+    if kinds.other_subject(old, new, _FILLER) or kinds.other_scope(old, new):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
+    if (
+        kinds.other_part(old, new)
+        and not aspects.time_value(new, signal)
+        and not aspects.has_time(old)
+    ):
+        return None  # "green tea every morning" / "my evening drink": two habits
     left = _left(old, new, zone) or bool(_left_behind(old, new))
     attribute = _same_attribute(old, new, zone)
     # "职级是P6" / "今年晋升到P7了", not "the new hire on my team is L3": said of no one else.
@@ -191,9 +197,9 @@ def judge(
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
     ):
         return None  # what the old text is about is not named in the new one
-    if _time_value(new, signal) and "time" not in stated(old):
+    if aspects.time_value(new, signal) and not aspects.has_time(old):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
-    if not left and not swap and _other_aspect(old, new):
+    if not left and not swap and aspects.other_aspect(old, new, signal):
         # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new.
         return None
     if _repeats_number(old, new):
@@ -314,6 +320,9 @@ def _other_holder(old: str, new: str) -> bool:
     held_old, held_new = subjects.holders(old), subjects.holders(new)
     if subjects.speaker_and_other(old, new):
         return True  # "My email is…" / "Linda… she's at linda@…"
+    owner = subjects.named_owner(new)
+    if owner and owner not in old.lower():
+        return True  # "Finish the deck" / "Rachel's deck got moved": Rachel's, not mine
     if held_old and held_new:  # one holder named by two words: "my folks" / "my parents"
         return not held_old & held_new and not any(
             synonyms.same_thing(a, b) for a in held_old for b in held_new
@@ -375,28 +384,6 @@ def _whole(text: str, word: str) -> bool:
         re.search(r"(?<![\w])" + re.escape(word) + r"(?:s|es|ed|ing)?(?![\w])", text, re.I)
         is not None
     )
-
-
-#: Words that put a time after a signal as its new value: "moved to Thursdays".
-#: A few words may come between: the thing moved ("moved deploys to Thursdays",
-#: "pushed the review back to Monday").
-_TO_WORD = re.compile(
-    r"^\s*(?:(?:[A-Za-z'-]+\s+){0,3}?(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE
-)
-_CLAUSE_END = re.compile(r"[，。；！？]|[,.;!?](?:\s|$)")
-
-
-def _time_value(new: str, signal: tuple[str, str]) -> bool:
-    """Whether the value the signal introduces is a time ("pushed to Sunday",
-    "挪到周二"), not a time saying when the change came ("since January",
-    "下周入职美团", "last Friday")."""
-    rest = _CLAUSE_END.split(new[signal_end(new, signal) :], maxsplit=1)[0]
-    if not re.search(r"(?:\bto|[到至成为])\s*$", signal[1], re.IGNORECASE):
-        to = _TO_WORD.match(rest)
-        if to is None:
-            return False
-        rest = rest[to.end() :]
-    return "time" in stated(rest[:14])
 
 
 #: A number written with digits or several numerals: a value, not a word ("一台").
@@ -464,32 +451,6 @@ def _thing_changed(new: str) -> set[str]:
     return {w for w in subjects.zone(words + " is") if w not in _FILLER}
 
 
-#: A month alone ("婚礼在5月", "in July") is a time too, for telling a date from a place.
-_MONTH = re.compile(
-    r"\d{1,2}\s*月|[一二三四五六七八九十]{1,2}月(?!薪|供|租)|\b(?:january|february|march|april"
-    r"|june|july|august|september|october|november|december)\b|\bin may\b|\bmay \d",
-    re.IGNORECASE,
-)
-
-#: Words that name a place as the attribute changed: "venue", "场地".
-_PLACE_WORDS = re.compile(r"\bvenue\b|\blocation\b|场地|地点|地方", re.IGNORECASE)
-
-
-def _other_aspect(old: str, new: str) -> bool:
-    """Whether the old text gives a time and no place while the new one changes a
-    place and gives no time (or the other way round): two attributes of one event."""
-    said_old, said_new = set(stated(old)), set(stated(new))
-    if _MONTH.search(old):
-        said_old.add("time")
-    if _MONTH.search(new):
-        said_new.add("time")
-    place_new = "place" in said_new or _PLACE_WORDS.search(new) is not None
-    place_old = "place" in said_old or _PLACE_WORDS.search(old) is not None
-    if "time" in said_old and not place_old and place_new and "time" not in said_new:
-        return True
-    return "time" in said_new and not place_new and place_old and "time" not in said_old
-
-
 #: Characters that say nothing of what a Chinese text is about.
 _HAN_FUNCTION = frozenset(
     "我你他她它们的了是在有不没也都还就又再很太和与跟对把被给从到个一这那每月年天日时要会能可以"
@@ -524,12 +485,6 @@ def _qualified(new: str, old: str, word: str) -> bool:
         return False  # "邮箱 123456789@qq.com": an address after the noun, no version
     after = re.compile(re.escape(word) + r"\s*(?:v?\d|(?-i:[A-Z]{2,})\b)", re.IGNORECASE)
     return after.search(new) is not None and after.search(old) is None
-
-
-def signal_end(text: str, signal: tuple[str, str]) -> int:
-    """Where the signal's words end in ``text``."""
-    at = text.find(signal[1])
-    return at + len(signal[1]) if at >= 0 else 0
 
 
 #: Attributes a person has several values of at once (two allergies, rent and

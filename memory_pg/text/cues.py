@@ -73,8 +73,10 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]"
         # Any verb that brings a value to a number: "放宽到6000", "缩到两台",
         # "lowered my savings target to 7k", "trimmed it to $40".
-        r"|[\u4e00-\u9fff]到\s*[\d零一二两三四五六七八九十][\d.,万千百]*"
-        r"|\b[a-z]+ed\b[^.,;]{0,30}?\bto\s+\$?\d",
+        # Only the verb is the signal; the words up to the number stay the text's own
+        # ("upped my lisinopril to 20mg" is about lisinopril).
+        r"|[\u4e00-\u9fff]到(?=\s*[\d零一二两三四五六七八九十])"
+        r"|\b[a-z]+ed\b(?=[^.,;]{0,30}?\bto\s+\$?\d)",
     ),
     (
         "now",

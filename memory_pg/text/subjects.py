@@ -13,8 +13,7 @@ fact only by a new one about the same subject; this module reads the subject.
   "Jordan and I broke up"), a pronoun of a third person ("She's at Lincoln now"),
   or the thing the holder owns ("my sister's baby shower" / "The baby shower").
 * :func:`zone`: the words before the first verb, what a statement is about.
-* :func:`other_subject`: one noun with two different words in the same place
-  ("测试环境" / "生产环境", "Server A" / "Server B"): two things of one kind.
+* Two things of one kind ("测试环境" / "生产环境") are read in :mod:`.kinds`.
 
 Pure functions, no I/O.
 """
@@ -82,7 +81,7 @@ ZH_TITLES = "总|经理|老师|医生|大夫|律师|主任"
 _ZH_NAMED = rf"[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|姐|哥|叔|姨)"
 _ZH_ADDRESS = re.compile(rf"[小老][\u4e00-\u9fff]|{_ZH_NAMED}")
 #: Words of English that say nothing of what a statement is about.
-_FUNCTION = EN_STOPWORDS | frozenset(
+FUNCTION = EN_STOPWORDS | frozenset(
     "the my our we i you your his her their this that its i'm we're i've we've "
     "i'd don't doesn't didn't can't won't want wants need needs going plan planning "
     "got get gets just also now still".split()
@@ -206,6 +205,28 @@ def speaker_and_other(a: str, b: str) -> bool:
     return (speaker(a) and third(b)) or (speaker(b) and third(a))
 
 
+#: A person named as the owner of what a text opens with: "Rachel's slide deck", "小刘的
+#: 季度总结", "老周的车".
+_NAMED_OWNER = re.compile(
+    r"^\s*(?:the\s+)?([A-Z][a-z]+)['’]s\s+(?!been\b|going\b|got\b)[a-z]"
+    r"|^\s*((?:小|老|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|姐|哥|工|老师))的"
+)
+
+
+def named_owner(text: str) -> str:
+    """The person ``text`` opens by naming as the owner of its subject ("Rachel's slide
+    deck got moved" → "rachel", "小刘的季度总结推迟了" → "小刘"), or ""."""
+    m = _NAMED_OWNER.match(text)
+    if m is None:
+        return ""
+    name = (m.group(1) or m.group(2)).lower()
+    kin = KIN.search(name) is not None or PEER.search(name) is not None  # "Mom's": a holder
+    return "" if kin or name in FUNCTION or name in _NOT_NAMES else name
+
+
+_NOT_NAMES = frozenset("let it that what here there he she who where everyone nobody today".split())
+
+
 def clause_holders(text: str) -> set[str]:
     """:func:`holders` of each clause of ``text`` after its first: "换了个房东，新房东电话
     136…" gives the landlord's number."""
@@ -225,13 +246,13 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     at Lincoln now"), or names what the holder owns ("My sister's baby shower" /
     "Baby shower was pushed")."""
     for word in held:
-        if _names(text, word) or synonyms.held_by(text, word):  # 爸妈 / 二老
+        if names(text, word) or synonyms.held_by(text, word):  # 爸妈 / 二老
             return True
     if _shared_person(text, other):
         return True
     if _THIRD_PERSON.search(text) and not _FIRST_PERSON.search(text.split(",")[0]):
         return True
-    return any(_names(text, w) and not _own(text, w) for w in _owned(other, held))
+    return any(names(text, w) and not _own(text, w) for w in _owned(other, held))
 
 
 def _own(text: str, word: str) -> bool:
@@ -259,7 +280,9 @@ def _people(text: str) -> set[str]:
     return {e.key for e in extract(text) if e.kind == "person"}
 
 
-def _names(text: str, word: str) -> bool:
+def names(text: str, word: str) -> bool:
+    """Whether ``text`` names ``word``: a Chinese word anywhere in it, an English one
+    as a word, by an alias ("Postgres" for "postgresql") or by its stem."""
     if has_han(word):
         return word in text
     if any(
@@ -284,7 +307,7 @@ def _shared_person(a: str, b: str) -> bool:
     if not people:
         return False
     return any(e.kind == "person" and e.key in people for e in extract(b)) or any(
-        _names(b, p.split()[0]) for p in people if not has_han(p)
+        names(b, p.split()[0]) for p in people if not has_han(p)
     )
 
 
@@ -300,7 +323,7 @@ def _owned(text: str, held: set[str]) -> list[str]:
         if has_han(rest):
             out.extend(w for w, flag in tagged(rest)[:2] if flag.startswith("n") and len(w) > 1)
         else:
-            out.extend(w for w in rest.split()[:2] if w.lower() not in _FUNCTION)
+            out.extend(w for w in rest.split()[:2] if w.lower() not in FUNCTION)
     return out
 
 
@@ -331,7 +354,7 @@ def ordered_zone(text: str) -> list[str]:
     return [
         stem(w)
         for w in seg.words
-        if (w not in _FUNCTION or _letter_name(head, w)) and not w.endswith("n't")
+        if (w not in FUNCTION or _letter_name(head, w)) and not w.endswith("n't")
     ]
 
 
@@ -348,7 +371,7 @@ def holds_zone(text: str, words: set[str]) -> bool:
     ("周会定" by "周会": the tagger glues words)."""
     named = concepts(text)
     for word in words:
-        if _names(text, word) or concept_of(word) in named or synonyms.held_by(text, word):
+        if names(text, word) or concept_of(word) in named or synonyms.held_by(text, word):
             return True
         if has_han(word) and len(word) > 2 and not _known(word):
             if any(word[i : i + 2] in text for i in range(len(word) - 1)):
@@ -377,88 +400,6 @@ def stem(word: str) -> str:
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]
     return w
-
-
-#: A purpose put before the speaker: "For my hobby project I switched to SQLite". The
-#: new fact holds there, which the old one may not name. (A Chinese topic before 我,
-#: "代码仓库我们迁到GitHub了", is as often the old fact's own subject: not read.)
-_SCOPE = re.compile(
-    r"^\s*for\s+(?:my|our|the|a|an|his|her)?\s*([a-z][a-z -]{2,30}?)\s*(?:,|(?=\s(?:i|we)\b))",
-    re.IGNORECASE,
-)
-
-
-def other_scope(old: str, new: str) -> bool:
-    """Whether ``new`` puts its fact in a scope of its own that ``old`` does not name:
-    "I use Postgres at work" / "For my hobby project I switched to SQLite"."""
-    m = _SCOPE.match(new)
-    words = [stem(w) for w in m.group(1).split() if w.lower() not in _FUNCTION] if m else []
-    return bool(words) and not any(_names(old, w) for w in words)
-
-
-def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> bool:
-    """Whether both texts name one noun with a different word next to it: two things
-    of one kind ("测试环境" / "生产环境", "Server A" / "Server B", "Project Atlas" /
-    "Project Phoenix", "marketing budget" / "hiring budget"). The word before the
-    noun is read in both texts' subjects (and anywhere in Chinese, where a modifier
-    always comes first: "测试环境" / "生产环境的数据库"); the word after it only
-    where both are names. A word on one side only ("the team offsite" / "the offsite
-    venue") describes, and is no second thing."""
-    a = [w for w in ordered_zone(old) if w not in filler]
-    after = _sequence(new, filler)
-    for i, head in enumerate(a):
-        y = _word_before(new, head, filler)
-        if i > 0 and y:
-            x = a[i - 1]
-            if x != y and not _names(new, x) and not _names(old, y):
-                return True
-        if i + 1 < len(a) and head in after and after.index(head) + 1 < len(after):
-            x, y = a[i + 1], after[after.index(head) + 1]
-            if x != y and _is_name(x, old) and _is_name(y, new) and not _names(new, x):
-                return True
-    return False
-
-
-def _word_before(text: str, head: str, filler: frozenset[str]) -> str:
-    """The noun right before ``head`` in ``text``, if one is: in the subject of an
-    English text ("the hiring budget"), anywhere in a Chinese one ("生产环境")."""
-
-    def is_head(word: str) -> bool:  # "DB" is the head "database" by another word
-        return word == head or bool(synonyms.same_thing(word, head))
-
-    if not has_han(text):
-        b = [w for w in ordered_zone(text) if w not in filler]
-        at = next((i for i, w in enumerate(b) if is_head(w)), -1)
-        return b[at - 1] if at > 0 else ""
-    words = [(w, f) for w, f in tagged(text) if w.strip()]
-    for i, (word, _) in enumerate(words):
-        if is_head(word.lower()) and i > 0:
-            prev, flag = words[i - 1]
-            return prev.lower() if flag[:1] == "n" or flag in ("vn", "eng") else ""
-    return ""
-
-
-def _sequence(text: str, filler: frozenset[str]) -> list[str]:
-    """The words of ``text`` in order that can name or qualify a thing: Chinese
-    nouns (not verbs, particles, pronouns, numbers or times);
-    English words that are not function words."""
-    if has_han(text):
-        return [
-            w.lower()
-            for w, flag in tagged(text)
-            if (flag[:1] in ("n", "e") or flag == "vn") and w not in filler and w.strip()
-        ]
-    return [stem(w) for w in segment(text).words if w not in _FUNCTION and w not in filler]
-
-
-def _is_name(word: str, text: str) -> bool:
-    """Whether ``word`` stands in ``text`` as a name: capitalised, a digit, or one
-    letter ("Server A", "Project Atlas", "Phase 2")."""
-    m = re.search(r"(?<![\w])(" + re.escape(word) + r")", text, re.IGNORECASE)
-    if m is None:
-        return False
-    found = m.group(1)
-    return found[:1].isupper() or found[:1].isdigit() or len(found) == 1
 
 
 #: A person's name given as a value: "Dr. Patel", "Sarah Lee", "老刘", "小韩", "王医生".
@@ -506,7 +447,7 @@ def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> 
     if has_han(role):
         words = {role, role[-2:]}  # a compound's head comes last: 部门经理 → 经理
     else:
-        words = {stem(w) for w in segment(role).words if w not in _FUNCTION}
+        words = {stem(w) for w in segment(role).words if w not in FUNCTION}
     words = {w for w in words if len(w) > 1}
     # The person after a signal ("换成了小韩"), or the role named again ("…our
     # landlord is Mrs. Chen now").
@@ -529,13 +470,14 @@ def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> 
 
 __all__ = [
     "EN_TITLES",
+    "FUNCTION",
     "KIN",
     "VERB",
     "clause_holders",
     "holders",
     "holds_zone",
+    "names",
     "ordered_zone",
-    "other_subject",
     "refers_to_holder",
     "role_person",
     "role_renamed",

@@ -1,0 +1,59 @@
+"""The shape of a change, read the same way whatever the words: the thing a noun's
+modifier picks out, the value a verb brings to a number, a move's place and when it
+happened. Cases written for these tests, not taken from the pairs sets.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg.text.changes import judge
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # One noun, two things: the word before it (or its "for …") tells them apart.
+        ("预发环境的数据库是 PostgreSQL", "开发环境换成了 SQLite"),
+        ("A组的组长是老陈", "B组的组长换成了小吴"),
+        ("C项目经费30万", "D项目预算涨到45万了"),
+        (
+            "The deadline for the budget report is June 2",
+            "the hiring plan deadline slipped to June 9",
+        ),
+        # Someone named as the owner: their thing, not the speaker's.
+        ("Send the invoice by Monday", "Priya's invoice got pushed to Wednesday"),
+        ("本周五前交报销单", "小陈的报销单推迟到下周了"),
+        # Each names its own part of the day or week: two habits.
+        ("I go for a run every morning", "switched my evening workout to yoga"),
+        ("工作日午饭吃食堂", "周末改成自己做饭了"),
+    ],
+)
+def test_one_noun_of_two_things_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The words between a verb and its number are the subject, not the signal.
+        ("I take 5mg of amlodipine at night", "my doctor bumped my amlodipine to 10mg"),
+        ("Our savings target is $12k", "trimmed the savings target to 9k"),
+        # A move changes a place; a month after it says when.
+        ("We live in Leeds.", "moved to York in april"),
+        # A name and its title is no kind of the role: the dentist is replaced.
+        ("我的牙医是张医生", "张医生退休了，现在找的是王医生"),
+        ("婚礼定在明年五月办", "婚礼提前到今年十月了"),
+        # Where a time is the value, its part of the day is too.
+        ("周三下午两点开组会", "组会改到周四上午了"),
+        ("Mom's birthday dinner is Saturday", "moved mom's birthday dinner to Sunday"),
+    ],
+)
+def test_the_same_thing_given_a_new_value_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+def test_the_signal_is_the_verb_not_the_words_up_to_the_number() -> None:
+    evidence = judge("I take 5mg of amlodipine at night", "my doctor bumped my amlodipine to 10mg")
+    assert evidence is not None
+    assert "amlodipine" not in evidence.cue
