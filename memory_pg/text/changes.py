@@ -40,7 +40,7 @@ from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
-from memory_pg.text.cues import CUES
+from memory_pg.text.cues import CUES, spelled
 from memory_pg.text.restated import may_restate, restated
 from memory_pg.text.states import unchanged
 from memory_pg.text.subjects import KIN, PEER, stem
@@ -140,6 +140,7 @@ def judge(
         >>> judge("My sister lives in Chengdu.", "My brother lives in Xi'an.") is None
         True
     """
+    new = spelled(new)  # "dentist resheduled me": a word of change, mistyped
     new, old = subjects.spelled_out(new, old), subjects.spelled_out(old, new)
     signal = _signal(old, new, restate)
     if signal is None or beside(old, new) or unchanged(new):
@@ -171,7 +172,8 @@ def judge(
     swap = kinds_shared and topics.swapped(old, new)  # "Bitbucket" / "GitLab now"
     count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
-    slot = things.same_slot(old, new) or ("count" if count else "")  # "pushed it to May"
+    # "pushed it to May"; "12 engineers" / "8 engineers"; "喜欢喝美式" / "改喝拿铁了"
+    slot = things.same_slot(old, new) or ("count" if count else "") or _verb_slot(old, new)
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
     if kinds.other_subject(old, new, _FILLER) or kinds.other_scope(old, new):
@@ -272,10 +274,16 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
     now use Y"): another time both say ("this year", "这次") dates both facts to one
     time, where they stand together ("read 20 books this year" / "save $10k this year")."""
-    for m in _CUE.finditer(new):
-        kind, word = m.lastgroup or "", m.group(0).strip()
-        if not _holds(old, word) or (kind == "now" and _PRESENT.fullmatch(word)):
-            return kind, m.group(0)
+    found = [
+        (m.lastgroup or "", m.group(0))
+        for m in _CUE.finditer(new)
+        if not _holds(old, m.group(0).strip())
+        or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
+    ]
+    if found:
+        # A word of change outweighs a word of time before it: "以后改成周二",
+        # "已经不弹了，改学尤克里里".
+        return next((f for f in found if f[0] not in _WEAK), found[0])
     version = states.new_version(old, new)
     if version:
         return "value", version
@@ -296,6 +304,7 @@ def may_change(text: str, restate: bool = False) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
     of change, a named thing's number, a verb of finishing, a negation, or a key with
     a value (the decision itself needs the older text: :func:`judge`)."""
+    text = spelled(text)
     return (
         cue(text) is not None
         or states.versioned(text)
@@ -448,7 +457,22 @@ def _thing_changed(new: str) -> set[str]:
     if m is None:
         return set()
     words = m.group(1) or m.group(2) or ""
-    return {w for w in subjects.zone(words + " is") if w not in _FILLER}
+    return {
+        w for w in subjects.zone(words + ("是" if has_han(words) else " is")) if w not in _FILLER
+    }
+
+
+#: "改喝", "换学", "改坐": a switch to doing one thing, the verb's object the new value.
+_SWITCHED_VERB = re.compile(r"[改换]([\u4e00-\u9fff])(?![了成到为掉个])")
+
+
+def _verb_slot(old: str, new: str) -> str:
+    """ "verb" where ``new`` switches what a verb of ``old`` is done to: "我喜欢喝美式咖啡"
+    / "现在改喝拿铁了", "打算去云南" / "改去厦门了". Not 用 or 做, which take anything
+    ("用 Jenkins 做持续集成" / "监控告警改用 Prometheus": two uses)."""
+    m = _SWITCHED_VERB.search(new)
+    verb = m.group(1) if m else ""
+    return "verb" if verb and verb not in _HAN_FUNCTION | set("用做搞弄") and verb in old else ""
 
 
 #: Characters that say nothing of what a Chinese text is about.
@@ -506,7 +530,10 @@ def _holds(text: str, word: str) -> bool:
 #: Words that frame an old value in the new text as what was given up.
 _GIVEN_UP = re.compile(
     r"\binstead of\b|\brather than\b|\bno longer\b|\bnot\b|\bdropped\b(?!\s+to\b)|\bretired\b"
-    r"|\bwas\b|\bused to\b|\bold\b|\bclosed\b|\bgone\b|\bfrom\b|\bsold\b|\bleft\b|\boutgrew\b"
+    # "was too expensive" gives it up; "was postponed" moves it, keeping it.
+    r"|\bwas\b(?!\s+(?:\w+ly\s+)?(?:postponed|moved|pushed|rescheduled|delayed|bumped|brought"
+    r"|changed|updated|extended|raised|increased|cut|lowered|reduced|approved|renamed)\b)"
+    r"|\bused to\b|\bold\b|\bclosed\b|\bgone\b|\bfrom\b|\bsold\b|\bleft\b|\boutgrew\b"
     r"|\bquit\b|不再|停|戒|下线|砍(?!到)|放弃|不用|退|弃|淘汰|旧|以前|原来|之前|而不是|从|离开|离职|没|不开|换掉|不",
     re.IGNORECASE,
 )

@@ -39,13 +39,16 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "moved",
         r"\bmoved\b|\bmoving\b|\brelocated\b|\btransferred\b|\bmigrat(?:ed|ing)\b|\bre-?homed\b"
-        r"|搬(?:到|去|了|家|回)|迁(?:到|至|移|去|回)|调(?:到|回|去)|挪(?:到|去)|转到|转去|落户到",
+        r"|搬(?:到|去|了|家|回)|迁(?:到|至|移|去|回)|调(?:到|回|去)|挪(?:到|去)|转到|转去|落户到"
+        # A home of one's own is a move: "bought a house in the suburbs", "买房了".
+        r"|\bbought (?:a|our|my) (?:house|home|place|condo|flat|apartment)\b"
+        r"|\bgot (?:a|our|my) own (?:place|apartment|flat)\b|\bmoved out\b|买(?:了)?房",
     ),
     (
         "postponed",
         r"\bpostponed\b|\bpushed (?:back|out|to)\b|\bdelayed\b|\bslipped\b|\brescheduled\b"
         r"|\bmoved up\b|\bbrought forward\b|\breschedul\w*|\bbumped\b|\bpushed\b|\brebooked\b"
-        r"|推迟|延期|延后|改期|提前到|顺延|往后推",
+        r"|推迟|延期|延后|改期|提前到|顺延|往后推|推到|改[约签订排](?=到|在|成)",
     ),
     (
         "cancelled",
@@ -71,6 +74,8 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|\bapproved\b|\brepriced\b|\bscaled\b|\bextended\b|\bshortened\b"
         r"|涨到|降到|涨了|降了|提高到|提到|减少到|减到|只剩|还剩|剩下|增加到|达到|突破|调整|调到|调成"
         r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]"
+        # Pay and rank changed: "加薪了", "升职了", "got promoted".
+        r"|加薪|涨薪|降薪|调薪|涨工资|升职|晋升|\bpromoted\b"
         # Any verb that brings a value to a number: "放宽到6000", "缩到两台",
         # "lowered my savings target to 7k", "trimmed it to $40".
         # Only the verb is the signal; the words up to the number stay the text's own
@@ -105,4 +110,44 @@ CUES: tuple[tuple[str, str], ...] = (
 )
 CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
-__all__ = ["CUE", "CUES"]
+#: The English words of change of seven letters or more, for reading them misspelt
+#: (a shorter one is a letter away from too many words: "closet", "skilled").
+_LONG_WORDS = frozenset(
+    w for _, p in CUES for w in re.findall(r"\\b([a-z]{7,})\\b", p) if not w.endswith("ing")
+)
+
+
+def _one_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter dropped, added, changed or two
+    letters swapped ("resheduled", "swtiched")."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if diff == [len(a) - 1]:
+            return False  # another ending of the word: "switches", "changes"
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+        return len(diff) == 1 or (swapped and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def spelled(text: str) -> str:
+    """``text`` with each word one letter away from a word of change written as that
+    word: users type fast ("dentist resheduled me", "swtiched to Datadog")."""
+    if not re.search(r"[A-Za-z]{7,}", text):
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in _LONG_WORDS:
+            return word
+        # Not a word of its own stem ("release" is no "released" mistyped).
+        near = (w for w in sorted(_LONG_WORDS) if _one_apart(low, w) and not w.startswith(low))
+        return next(near, word)
+
+    return re.sub(r"[A-Za-z]{7,}", fix, text)
+
+
+__all__ = ["CUE", "CUES", "spelled"]

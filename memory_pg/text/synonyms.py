@@ -55,7 +55,14 @@ _MEMBERS = {group[0]: tuple(dict.fromkeys(w.lower() for w in group[1:])) for gro
 
 
 def _pattern(word: str) -> str:
-    return r"(?<![A-Za-z0-9])" + re.escape(word).replace(r"\ ", r"[\s-]+") + r"(?![A-Za-z0-9])"
+    """A word as a whole word, an English one also in the plural ("GPs", "landlords")."""
+    plural = "" if _HAN.search(word) else r"(?:s|es)?"
+    return (
+        r"(?<![A-Za-z0-9])"
+        + re.escape(word).replace(r"\ ", r"[\s-]+")
+        + plural
+        + r"(?![A-Za-z0-9])"
+    )
 
 
 def _finder(words: list[str], flags: int) -> re.Pattern[str]:
@@ -99,6 +106,9 @@ def _named(text: str) -> Mapping[str, frozenset[str]]:
     for word in said:
         key = re.sub(r"[\s-]+", " ", word.lower())
         group = _GROUP_OF.get(key) or _GROUP_OF.get(word.lower())
+        if not group and not _HAN.search(key):  # "GPs" is a GP, "bosses" bosses
+            key = next((key[: -len(e)] for e in ("s", "es") if _GROUP_OF.get(key[: -len(e)])), key)
+            group = _GROUP_OF.get(key)
         if group:
             found.setdefault(group, set()).add(key)
     return MappingProxyType({g: frozenset(ws) for g, ws in found.items()})

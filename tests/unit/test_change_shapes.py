@@ -57,3 +57,37 @@ def test_the_signal_is_the_verb_not_the_words_up_to_the_number() -> None:
     evidence = judge("I take 5mg of amlodipine at night", "my doctor bumped my amlodipine to 10mg")
     assert evidence is not None
     assert "amlodipine" not in evidence.cue
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A word of change outweighs a word of time before it.
+        ("周例会在周一下午", "例会以后挪到周二上午"),
+        # "was postponed" moves the retro; it does not give it up.
+        ("The team retro is on Wednesday", "The team retro was postponed to Friday"),
+        # 改 + the old text's verb: what the verb is done to changed.
+        ("我平时喝红茶", "最近改喝绿茶了"),
+        # A word of change typed fast.
+        ("Our standup is at 9am", "standup got reschedled to 10am"),
+        ("牙医约在周四", "牙医改约到下周一了"),
+        # A role named by another word of the thesaurus.
+        ("My doctor is Dr. Fisher", "changed GPs, I see Dr. Moreau now"),
+    ],
+)
+def test_a_change_said_in_other_words_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # 用 takes anything: a second tool for another job.
+        ("我们用 GitLab 管代码", "文档改用语雀了"),
+        # A word one letter from a word of change is not one when it is that word's
+        # own stem, or a word of its own.
+        ("We release on Fridays", "the release process owner is Dana"),
+    ],
+)
+def test_words_near_a_change_keep_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
