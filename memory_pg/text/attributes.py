@@ -121,7 +121,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "age",
         r"多大|几岁|年纪|年龄|多少岁|哪年生|哪年出生|属什么|属啥|\bhow old\b|\bage\b|"
         r"\bwhat year was\b.*\bborn\b",
-        rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[，,。！!；;\s]|$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[了，,。！!；;\s]|$)|"
+        # "我33，在杭州…", "我38了": a person and a bare number of years.
+        r"(?<=[我爸妈哥姐弟妹])\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",
@@ -146,12 +148,15 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "occupation",
         r"干什么的|做什么的|干啥的|做啥的|什么工作|啥工作|干哪行|哪一行|做哪行|职业|干什么工作|"
         r"做什么工作|从事什么|是干嘛的|干嘛的|当什么|什么职位|做什么生意|"
+        r"营生|(?:什么|啥|哪种|哪门)(?:买卖|生意|行当)|谋生|靠什么(?:吃饭|过活|养家)|"
         r"\bwhat does\b(?=[^?]*\bdo\b)|\bwhat do\b(?=[^?]*\bdo for\b)|"
         r"\b(?:job|occupation|profession|career|line of work)\b|\bwork as\b",
         rf"当(?:了|过)?[\u4e00-\u9fff]{{0,4}}(?:{_JOBS_ZH})|"
         r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
         rf"(?:{_JOBS_ZH})|职业|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
+        # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
+        r"是(?:做|搞|干|教)[\u4e00-\u9fff]{1,6}的|"
         rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
@@ -324,7 +329,22 @@ def stated(text: str) -> tuple[str, ...]:
         ('age',)
     """
     text = _SPACED.sub("", text)  # "5 月 10 日": a space between a digit and a unit
-    return tuple(a.name for a in ATTRIBUTES if a.states.search(text))
+    return tuple(
+        a.name
+        for a in ATTRIBUTES
+        if a.states.search(text) or (a.name == "hometown" and _from_place(text))
+    )
+
+
+#: "是个香港人", "二军是周口人": a person of a place, where the place is a place name.
+_OF_PLACE = re.compile(r"是(?:个)?([\u4e00-\u9fff]{2,3})人(?![员家们士物手才])")
+
+
+def _from_place(text: str) -> bool:
+    """Whether ``text`` says someone is of a place ("是个香港人"; not "是个好人")."""
+    return any(
+        tagged(m.group(1))[-1][1] == "ns" for m in _OF_PLACE.finditer(text) if tagged(m.group(1))
+    )
 
 
 #: A space between a digit and a Chinese character, as many writers type it.

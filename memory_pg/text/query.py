@@ -16,7 +16,8 @@ from memory_pg._segment import sound, term_queries, typed_sounds
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
 from memory_pg.text.references import Name, word_pattern
-from memory_pg.text.synonyms import widen_terms
+from memory_pg.text.subjects import one_person
+from memory_pg.text.synonyms import mates, widen_terms
 from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
 
 
@@ -113,7 +114,7 @@ def asked_about(query: str, content: str, names: Sequence[Name]) -> tuple[tuple[
         return (), ""
     said = subject_words(content, asking)
     # "我爸妈身体…": each parent's own memory ("我爸有糖尿病") is about them.
-    words = subject_pattern([*said, *(m for w in said for m in MEMBERS.get(w.lower(), ()))])
+    words = subject_pattern([*said, *(m for w in said for m in others_of(w))])
     # "我和我老婆…": the speaker's own facts answer too, beside the other's.
     speaker = SPEAKER_FACT if said and _WITH_SPEAKER.search(query) else ""
     return tuple(answered_by(asking)), "|".join(
@@ -134,6 +135,29 @@ def subject_sounds(content: str, asking: Sequence[str]) -> str:
     return " | ".join("'" + h.replace("\\", "\\\\").replace("'", "''") + "':B" for h in heard)
 
 
+def others_of(word: str) -> tuple[str, ...]:
+    """The other words a memory may name the subject ``word`` by: each of a pair
+    ("爸妈" → 爸, 妈), the same relative ("老爸" → 爸), the thesaurus's words ("媳妇"
+    → 老婆), or whom a broader word covers ("对象" → 男朋友, 女朋友)."""
+    low = word.lower()
+    found = (*MEMBERS.get(low, ()), *one_person(low), *mates(low), *COVERS.get(low, ()))
+    return tuple(dict.fromkeys(w for w in found if w != low))
+
+
+#: People a broader word covers: "我对象…" is asked of a boyfriend or a girlfriend.
+COVERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("对象", "另一半"), ("男朋友", "女朋友", "男友", "女友", "老公", "老婆")),
+    **dict.fromkeys(("爱人", "那位", "那口子"), ("老公", "老婆", "丈夫", "妻子", "老伴")),
+    **dict.fromkeys(("老头子", "老头儿"), ("老伴", "老公")),
+    **dict.fromkeys(("老太婆", "老婆子"), ("老伴", "老婆")),
+    **dict.fromkeys(("孩子", "娃", "小孩", "孩儿"), ("儿子", "女儿", "闺女")),
+    **dict.fromkeys(("上司", "顶头上司", "上级"), ("经理", "领导", "老板", "主管", "总监")),
+    **dict.fromkeys(
+        ("partner", "significant other"), ("boyfriend", "girlfriend", "husband", "wife")
+    ),
+    **dict.fromkeys(("kid", "kids", "child", "children"), ("son", "daughter")),
+    **dict.fromkeys(("boss",), ("manager", "supervisor")),
+}
 #: People named together, by each of them: a memory of one is about the pair.
 MEMBERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("爸妈", "父母", "双亲", "二老"), ("爸", "妈", "父亲", "母亲")),

@@ -143,13 +143,19 @@ def says_of(holder: str, text: str) -> bool:
     text that opens with the speaker ("我今年三十二了"), not with one of theirs
     ("我妈…"); for another, a text that names it outside a comparison."""
     if holder == "我":
-        words = tagged(text[:12])
-        return (
-            len(words) > 1
-            and words[0][0] == "我"
-            and not words[1][1].startswith("n")
-            and not _COMPARED.match(text[1:])
-        )
+        # Any clause may open with the speaker: "跟你说下，我今年28".
+        for clause in re.split(r"[，,。；;！!]", text)[:3]:
+            clause = clause.strip()
+            words = tagged(clause[:12])
+            if (
+                len(words) > 1
+                and words[0][0] == "我"
+                and not words[1][1].startswith("n")
+                and words[1][0] != "的"  # "我的经理比我大十岁": the manager's
+                and not _COMPARED.match(clause[1:])
+            ):
+                return True
+        return False
     outside = _COMPARED.sub("", text)
     return holder in outside
 

@@ -103,8 +103,8 @@ _ONE_RELATIVE = (
     ("grandmother", "grandma", "granny", "nana"),
     ("grandfather", "grandpa", "granddad", "gramps"),
     ("husband", "hubby"),
-    ("妈妈", "妈", "老妈", "母亲"),
-    ("爸爸", "爸", "老爸", "父亲"),
+    ("妈妈", "妈", "老妈", "母亲", "老母", "麻麻"),
+    ("爸爸", "爸", "老爸", "父亲", "爹", "老爹", "老豆", "老汉"),
     ("父母", "爸妈"),
     ("弟弟", "弟"),
     ("哥哥", "哥"),
@@ -117,6 +117,14 @@ _ONE_RELATIVE = (
     ("领导", "老板", "上司", "主管"),
 )
 _RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
+
+
+def one_person(word: str) -> tuple[str, ...]:
+    """The words for the relative or role ``word`` names ("老爸" → 爸爸, 爸, 父亲)."""
+    head = _RELATIVE.get(word.lower())
+    return next((w for w in _ONE_RELATIVE if w[0] == head), ()) if head else ()
+
+
 #: The English words for each relative (a Chinese short form such as 妈 is inside
 #: too many other words, 姑妈, to be looked for alone).
 _ALIASES = {words[0]: words for words in _ONE_RELATIVE if not has_han(words[0])}
@@ -477,6 +485,7 @@ __all__ = [
     "holders",
     "holds_zone",
     "names",
+    "one_person",
     "ordered_zone",
     "refers_to_holder",
     "role_person",

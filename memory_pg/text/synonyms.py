@@ -120,6 +120,18 @@ def same_thing(a: str, b: str) -> str:
     return ga if ga and ga == gb else ""
 
 
+def mates(word: str) -> tuple[str, ...]:
+    """The other words of ``word``'s group in its own script ("媳妇" → 老婆, 妻子 …),
+    or none when :data:`ON` is off."""
+    group = _GROUP_OF.get(word.lower()) if ON else None
+    han = bool(_HAN.search(word))
+    return tuple(
+        w
+        for w in _MEMBERS.get(group or "", ())
+        if w != word.lower() and bool(_HAN.search(w)) == han
+    )
+
+
 def bridged(a: str, b: str) -> frozenset[str]:
     """``"~"`` and the id of each group two texts name by different words only
     ("预算" / "经费"): one thing, which the texts' words alone do not share."""

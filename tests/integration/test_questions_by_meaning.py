@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from memory_pg.config import RankingSettings
 
 UNCLE = [
@@ -240,3 +242,38 @@ def test_a_subject_typed_by_its_sound_is_the_subject(make_store: Any) -> None:
     store = holding(make_store, notes)
     top = store.search("朵朵的游勇课是几点的", top_k=3, track_access=False)[0]
     assert top["text"] == notes[1] and top["attribute_match"] == 1.0
+
+
+FAMILY = [
+    "男朋友小凯是做平面设计的，天天加班",
+    "我爸开了二十年货车，腰不太好",
+    "对了，我今年31，在苏州上班",
+    "小凯比我大两岁，属马的",
+    "我的经理是个广州人，说话特别快",
+    "我的经理比我大十岁，孩子都上高中了",
+    "周末和小凯去了趟平江路",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # The asked person by another word: 对象 covers a boyfriend, 老爸 is 爸,
+        # 上司 a manager; the attribute by the user's words (干哪行, 营生, 哪里人).
+        ("我对象是干哪行的？", FAMILY[0]),
+        ("我老爸靠什么营生？", FAMILY[1]),
+        ("我的顶头上司是哪里人？", FAMILY[4]),
+    ],
+)
+def test_a_person_asked_by_another_word_is_found_by_the_attribute(
+    make_store: Any, question: str, answer: str
+) -> None:
+    store = holding(make_store, FAMILY)
+    assert store.search(question, top_k=3, track_access=False)[0]["text"] == answer
+
+
+def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: Any) -> None:
+    # "小凯比我大两岁" answers only with the speaker's age, said after a filler.
+    store = holding(make_store, FAMILY)
+    hits = store.search("我男朋友小凯今年多大？", top_k=3, track_access=False)
+    assert {h["text"] for h in hits[:2]} == {FAMILY[3], FAMILY[2]}

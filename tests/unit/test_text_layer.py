@@ -300,3 +300,24 @@ def test_the_sounds_of_the_subject_are_asked_too() -> None:
     assert analyse("朵朵的游勇课是几点的").subject_sounds == "'duoduo':B | 'youyong':B"
     assert analyse("我的 jita 是什么牌子的？").subject_sounds == "'jita':B"
     assert analyse("How old is my landlord?").subject_sounds == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [
+        ("男朋友是做平面设计的，天天加班", "occupation"),
+        ("老伴以前是搞桥梁设计的", "occupation"),
+        ("我的经理是个广州人，说话特别快", "hometown"),
+        ("我33，在杭州上班", "age"),
+        ("我今年67了，住了一辈子哈尔滨", "age"),
+    ],
+)
+def test_an_attribute_as_users_state_it(text: str, attribute: str) -> None:
+    assert attribute in stated(text)
+
+
+@pytest.mark.parametrize(
+    "question", ["我爹靠什么营生？", "我爸妈做的是啥买卖？", "他现在靠什么吃饭？"]
+)
+def test_a_living_asked_in_everyday_words_asks_the_occupation(question: str) -> None:
+    assert asked(question)[0] == "occupation"
