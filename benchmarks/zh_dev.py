@@ -50,6 +50,11 @@ VARIANTS = {
     "no-entities": lambda b: replace(b, entity_weight=0.0),
     # The attribute part and the resolution of described things (issue 35) off.
     "no-attributes": lambda b: replace(b, attribute_weight=0.0),
+    # The attribute part weighed more or less than the default (1.0).
+    **{
+        f"attributes-{w}": (lambda b, w=w: replace(b, attribute_weight=float(w)))
+        for w in ("0.5", "1.5", "2", "3")
+    },
     # Queries that ask by their words only, as before sounds and characters (the
     # memories are indexed with both either way, at a weight no plain word matches).
     "no-sounds": lambda b: b,

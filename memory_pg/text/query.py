@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from memory_pg._segment import sound, term_queries, typed_sounds
+from memory_pg._segment import sound, term_queries, typed_sounds, whole_words
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
 from memory_pg.text.references import Name, word_pattern
-from memory_pg.text.subjects import one_person
-from memory_pg.text.synonyms import mates, widen_terms
+from memory_pg.text.subjects import KIN, one_person
+from memory_pg.text.synonyms import mates, widen_terms, widen_word
 from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
 
 
@@ -64,6 +64,12 @@ def analyse(
     content = span.rest if span else without_recurring(query)
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
+    for word in whole_words(content):  # "老爸" asks 爸, "对象" 男朋友 and 女朋友
+        others = [w for w in (*one_person(word), *COVERS.get(word.lower(), ())) if w != word]
+        if has_han(word):
+            widen_word(word, others, cjk_any, cjk_own)
+        else:
+            widen_word(word, others, en_any, en_own)
     named = query_entities(content) if entities else ()
     asking, subject = asked_about(query, content, names) if attributes else ((), "")
     sounds = subject_sounds(content, asking) if subject else ""
@@ -129,6 +135,8 @@ def subject_sounds(content: str, asking: Sequence[str]) -> str:
     heard: dict[str, None] = {}
     typed = set(typed_sounds(content))  # pinyin is told from English in its context
     for word in subject_words(content, tuple(asking)):
+        if has_han(word) and KIN.search(word):
+            continue  # a relative's word sounds inside another's: 媳妇 in 儿媳妇
         said = (sound(word) if len(word) > 1 else None) if has_han(word) else None
         if said or word.lower() in typed:
             heard.setdefault(said or word.lower(), None)
@@ -187,7 +195,14 @@ def subject_pattern(words: Sequence[str]) -> str:
     """A PostgreSQL regular expression (for ``~*``) that finds any of the question's
     subject words (:func:`memory_pg.text.attributes.subject_words`), each by
     :func:`memory_pg.text.references.word_pattern`."""
-    return "|".join(word_pattern(word) for word in words)
+    return "|".join(
+        (_NOT_ANOTHER if has_han(word) and KIN.search(word) else "") + word_pattern(word)
+        for word in words
+    )
+
+
+#: A relative's word inside another relative's: 媳妇 in 儿媳妇, 姐 in 表姐, 妈 in 姨妈.
+_NOT_ANOTHER = "(?<![儿孙表堂干继姑姨舅叔伯婶岳弟嫂])"
 
 
 __all__ = ["Query", "analyse", "asked_about", "name_pattern", "query_entities", "subject_pattern"]

@@ -17,7 +17,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -240,6 +240,22 @@ def widen_terms(
                 owns[i] = f"{owns[i]} | {own_q}"
 
 
+def widen_word(word: str, others: Sequence[str], anys: list[str], owns: list[str]) -> None:
+    """The term of ``word`` (in the lists of
+    :func:`memory_pg._segment.term_queries`) also meets ``others``, in place, as
+    :func:`widen_terms` does for a group's words: "对象" meets 男朋友 and 女朋友."""
+    if not ON or not others:
+        return
+    term = _han_term if _HAN.search(word) else _latin_term
+    others = list(dict.fromkeys(o.lower() for o in others if o.lower() != word.lower()))
+    any_q = " | ".join(t for t in (term(o, "") for o in others) if t)
+    own_q = " | ".join(t for t in (term(o, "D") for o in others) if t)
+    for i, found in enumerate(anys):
+        if any_q and _first_lexeme(found) == word.lower():
+            anys[i] = f"{found} | {any_q}"
+            owns[i] = f"{owns[i]} | {own_q}"
+
+
 def widened(text: str, english: str, chinese: str) -> tuple[str, str]:
     """OR-queries (:func:`memory_pg._segment.query_terms`) of ``text`` widened by the
     other words of the groups it names: a statement of change meets the memory it
@@ -261,5 +277,6 @@ __all__ = [
     "named",
     "same_thing",
     "widen_terms",
+    "widen_word",
     "widened",
 ]

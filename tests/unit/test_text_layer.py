@@ -321,3 +321,17 @@ def test_an_attribute_as_users_state_it(text: str, attribute: str) -> None:
 )
 def test_a_living_asked_in_everyday_words_asks_the_occupation(question: str) -> None:
     assert asked(question)[0] == "occupation"
+
+
+def test_a_person_asked_by_a_broader_or_another_word_meets_the_memorys_word() -> None:
+    # 对象 covers a boyfriend or a girlfriend; 老爸 is the 爸 of "我爸…" (full text).
+    terms = analyse("我对象是干哪行的？").cjk_any[0]
+    assert "'男朋友'" in terms and "'女朋友'" in terms
+    assert "'爸'" in analyse("我老爸在外地做啥工作？").cjk_any[0]
+
+
+def test_a_relatives_word_inside_another_relatives_is_not_the_subject() -> None:
+    # 媳妇 is not the 儿媳妇 (a daughter-in-law), 姐 not the 表姐.
+    pattern = asked_about("我媳妇在哪儿上班？", "我媳妇在哪儿上班？", [])[1]
+    assert re.search(pattern, "老婆在超市当理货员")
+    assert not re.search(pattern, "儿媳妇在医院当药剂师")
