@@ -507,8 +507,13 @@ def _qualified(new: str, old: str, word: str) -> bool:
     "GitLab"): another thing."""
     if has_han(word):
         return False  # "邮箱 123456789@qq.com": an address after the noun, no version
-    after = re.compile(re.escape(word) + r"\s*(?:v?\d|(?-i:[A-Z]{2,})\b)", re.IGNORECASE)
-    return after.search(new) is not None and after.search(old) is None
+    after = re.compile(re.escape(word) + r"\s*(v?\d|(?-i:[A-Z]{2,})\b)", re.IGNORECASE)
+    m = after.search(new)
+    if m is None or after.search(old) is not None:
+        return False
+    # A word in capitals the old text says too is no version: "QA" of "handles QA for
+    # the mobile app" / "mobile app QA is Lena's job now".
+    return not (m.group(1).isalpha() and _holds(old, m.group(1)))
 
 
 #: Attributes a person has several values of at once (two allergies, rent and

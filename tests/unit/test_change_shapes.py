@@ -73,6 +73,8 @@ def test_the_signal_is_the_verb_not_the_words_up_to_the_number() -> None:
         ("牙医约在周四", "牙医改约到下周一了"),
         # A role named by another word of the thesaurus.
         ("My doctor is Dr. Fisher", "changed GPs, I see Dr. Moreau now"),
+        # A word in capitals the old text says too is no version of the word before it.
+        ("Priya handles QA for the web app", "web app QA is Omar's job now"),
     ],
 )
 def test_a_change_said_in_other_words_is_a_change(old: str, new: str) -> None:
