@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg import _facts
-from memory_pg._segment import EN_STOPWORDS, query_terms, segment
+from memory_pg._segment import EN_STOPWORDS, query_terms, segment, tells
 from memory_pg.entities import has_han
 from memory_pg.text import aspects, kinds, quantities, states, subjects, synonyms, things, topics
 from memory_pg.text.attributes import LOOSE, stated
@@ -173,7 +173,7 @@ def judge(
     count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
     # "pushed it to May"; "12 engineers" / "8 engineers"; "喜欢喝美式" / "改喝拿铁了"
-    slot = things.same_slot(old, new) or ("count" if count else "") or _verb_slot(old, new)
+    slot = things.same_slot(old, new) or ("count" if count else "") or things.verb_slot(old, new)
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
     if kinds.other_subject(old, new, _FILLER) or kinds.other_scope(old, new):
@@ -214,7 +214,8 @@ def judge(
     if things.other_thing(old, new, kinds_shared):
         return None  # "公司搬到望京了" beside "我住在双井": the company moved, not the home
     words_old, words_new = _content(old), _content(new)
-    shared = words_old & words_new | synonyms.bridged(old, new)  # "预算" / "经费"
+    # "预算" / "经费"; "数据中台" / "中台", "白酒" / "酒戒了": a compound and its head
+    shared = words_old & words_new | synonyms.bridged(old, new) | _heads_shared(old, new)
     same = ""
     if shared:
         same = "words"
@@ -462,17 +463,25 @@ def _thing_changed(new: str) -> set[str]:
     }
 
 
-#: "改喝", "换学", "改坐": a switch to doing one thing, the verb's object the new value.
-_SWITCHED_VERB = re.compile(r"[改换]([\u4e00-\u9fff])(?![了成到为掉个])")
-
-
-def _verb_slot(old: str, new: str) -> str:
-    """ "verb" where ``new`` switches what a verb of ``old`` is done to: "我喜欢喝美式咖啡"
-    / "现在改喝拿铁了", "打算去云南" / "改去厦门了". Not 用 or 做, which take anything
-    ("用 Jenkins 做持续集成" / "监控告警改用 Prometheus": two uses)."""
-    m = _SWITCHED_VERB.search(new)
-    verb = m.group(1) if m else ""
-    return "verb" if verb and verb not in _HAN_FUNCTION | set("用做搞弄") and verb in old else ""
+def _heads_shared(old: str, new: str) -> frozenset[str]:
+    """The Chinese words of ``new`` that end a longer word of ``old`` ("中台" of "数据中台"):
+    one of two characters or more anywhere, one of one character where it opens
+    ``new`` ("酒戒了" beside "我每晚都喝点白酒": the topic put first)."""
+    if not (has_han(old) and has_han(new)):
+        return frozenset()
+    longer = [w for w in _content(old) if has_han(w) and len(w) > 1]
+    opening = re.match(r"[\u4e00-\u9fff]", new.lstrip())
+    out = {
+        w
+        for w in _content(new)
+        if has_han(w) and w not in longer and any(o.endswith(w) for o in longer)
+    }
+    first = opening.group(0) if opening else ""
+    # Not a character found in thousands of words (家, 人): "家里刚装修完" is no 我家.
+    if first and tells(first) and any(o.endswith(first) for o in longer):
+        if re.match(re.escape(first) + r"(?![\u4e00-\u9fff]{0,1}[的])", new.lstrip()):
+            out.add(first)
+    return frozenset(out)
 
 
 #: Characters that say nothing of what a Chinese text is about.

@@ -354,3 +354,19 @@ def same_slot(old: str, new: str) -> str:
         return named
     both = _shapes(destination(new)) & _shapes(old)
     return sorted(both)[0] if both else ""
+
+
+#: Verbs that take anything, or say nothing of what is done: "用 Jenkins 做持续集成" /
+#: "监控告警改用 Prometheus" are two uses.
+_LIGHT_VERBS = frozenset("用做搞弄是在有了我你他她它的")
+#: "改喝", "换学", "改坐": a switch to doing one thing, the verb's object the new value.
+_SWITCHED_VERB = re.compile(r"[改换]([\u4e00-\u9fff])(?![了成到为掉个])")
+
+
+def verb_slot(old: str, new: str) -> str:
+    """ "verb" where ``new`` switches what a verb of ``old`` is done to: "我喜欢喝美式咖啡"
+    / "现在改喝拿铁了", "打算去云南" / "改去厦门了". Not 用 or 做, which take anything
+    ("用 Jenkins 做持续集成" / "监控告警改用 Prometheus": two uses)."""
+    m = _SWITCHED_VERB.search(new)
+    verb = m.group(1) if m else ""
+    return "verb" if verb and verb not in _LIGHT_VERBS and verb in old else ""
