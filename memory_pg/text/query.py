@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from memory_pg._segment import sound, term_queries, typed_sounds, whole_words
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
-from memory_pg.text.references import Name, word_pattern
+from memory_pg.text.references import NOT_ANOTHER, Name, word_pattern
 from memory_pg.text.subjects import KIN, one_person
 from memory_pg.text.synonyms import mates, widen_terms, widen_word
 from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
@@ -196,13 +196,9 @@ def subject_pattern(words: Sequence[str]) -> str:
     subject words (:func:`memory_pg.text.attributes.subject_words`), each by
     :func:`memory_pg.text.references.word_pattern`."""
     return "|".join(
-        (_NOT_ANOTHER if has_han(word) and KIN.search(word) else "") + word_pattern(word)
+        (NOT_ANOTHER if has_han(word) and KIN.search(word) else "") + word_pattern(word)
         for word in words
     )
-
-
-#: A relative's word inside another relative's: 媳妇 in 儿媳妇, 姐 in 表姐, 妈 in 姨妈.
-_NOT_ANOTHER = "(?<![儿孙表堂干继姑姨舅叔伯婶岳弟嫂])"
 
 
 __all__ = ["Query", "analyse", "asked_about", "name_pattern", "query_entities", "subject_pattern"]

@@ -78,7 +78,9 @@ class Name:
             self.text.split(" ") if " " in self.text and has_han(self.text) else [self.text]
         ):
             if has_han(form):
-                if form in text:
+                if form in text and (
+                    not self.pattern.startswith(NOT_ANOTHER) or re.search(self.pattern, text)
+                ):
                     return True
             elif re.search(r"(?<![a-z0-9_])" + re.escape(form.casefold()), folded):
                 return True
@@ -202,9 +204,16 @@ def _names_near(text: str, start: int, end: int) -> list[Name]:
         out.append(_plain(found.group(1)))
     # The person a description is said of, as the subject of its clause: "老钱在百度
     # 做算法" names who "在百度搞算法的那个同学" is; "小周对猫毛过敏" who cannot be near cats.
-    subject = _clause_subject(text[_clause_start(text, start) : start])
+    clause_at = _clause_start(text, start)
+    subject = _clause_subject(text[clause_at:start])
+    if _PRONOUN.match(text[clause_at:start]):
+        # "周末和小雨去了趟青城山，她在七中当语文老师": 她 is the one named before.
+        subject = _clause_subject(text[:clause_at]) or subject
     if subject:
-        out.append(_plain(subject))
+        relative = re.fullmatch("我?" + _KIN_WORDS, subject) is not None
+        out.append(
+            Name(subject, NOT_ANOTHER + word_pattern(subject)) if relative else _plain(subject)
+        )
     for found in (_EN_COPULA.match(after), _EN_BEFORE.search(before)):
         if found:
             out.append(_plain(found.group(1)))
@@ -219,6 +228,8 @@ def _person(word: str) -> bool:
     return any(flag.startswith("nr") for _, flag in tagged(word))
 
 
+#: A clause that opens with a third person: who it is was named before.
+_PRONOUN = re.compile(r"\s*[他她](?![们的])")
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
 _CLAUSE_MARK = re.compile(r"[，,。！？!?；;：:\n]")
 
@@ -234,6 +245,7 @@ def _clause_subject(clause: str) -> str:
     (老 + 钱)."""
     if not has_han(clause):
         return ""
+    kin = _KIN_OPENING.match(clause)
     words = tagged(clause)
     found, n = "", 0
     while n < len(words):
@@ -245,7 +257,28 @@ def _clause_subject(clause: str) -> str:
         if len(word) >= 2 and (flag.startswith("nr") or (flag == "nz" and has_han(word))):
             found = word
         n += 1
-    return found
+    # No name: a relative the clause opens with ("闺女在医大二院当护士长", "我哥在西藏
+    # 当兵") is who the description is said of, by the word other memories use too.
+    if found or not kin:
+        return found
+    word = kin.group(1)  # "我哥" as written, so 表哥 is not asked for
+    return "我" + word if len(word) == 1 else word
+
+
+#: A relative's word inside another's (媳妇 in 儿媳妇, 姐 in 表姐, 妈 in 姨妈) or said
+#: of another person (他儿子): not the speaker's relative.
+NOT_ANOTHER = "(?<![他她儿孙表堂干继姑姨舅叔伯婶岳弟嫂])"
+
+
+#: A relative of the speaker's, by the word a memory opens with: 闺女, 我哥, 我家老二.
+_KIN_WORDS = (
+    r"(?:大|小|二)?(?:闺女|女儿|儿子|儿媳妇?|女婿|老婆|老公|媳妇|爱人|老伴|爸爸|妈妈|爸|妈|哥哥"
+    r"|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|孙子|孙女|舅舅|姑姑|叔叔|阿姨"
+    r"|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|公公|婆婆|岳父|岳母|老大|老二|老三)"
+)
+_KIN_OPENING = re.compile(
+    r"\s*(?:我(?:的|家)?)?(" + _KIN_WORDS + r")(?=[在是对有叫从去也都还就比今一住当做开考学上])"
+)
 
 
 def _sentence_end(text: str, at: int) -> int:
@@ -266,6 +299,7 @@ def word_pattern(word: str) -> str:
 
 
 __all__ = [
+    "NOT_ANOTHER",
     "Name",
     "compared_with",
     "name_in",

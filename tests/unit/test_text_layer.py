@@ -335,3 +335,26 @@ def test_a_relatives_word_inside_another_relatives_is_not_the_subject() -> None:
     pattern = asked_about("我媳妇在哪儿上班？", "我媳妇在哪儿上班？", [])[1]
     assert re.search(pattern, "老婆在超市当理货员")
     assert not re.search(pattern, "儿媳妇在医院当药剂师")
+
+
+@pytest.mark.parametrize(
+    ("question", "memory", "name"),
+    [
+        # The description is said of 她; who she is was named in the clause before.
+        ("那个教数学的表妹平时爱干啥？", "上周跟小琳吃了顿饭，她在二中教数学", "小琳"),
+        # No name: the relative the memory opens with is who is meant.
+        ("在深圳当律师的那个孩子几岁了？", "闺女在深圳当律师，忙得很", "闺女"),
+        ("在云南当兵的那个人老家是哪的？", "我哥在云南当兵，一年回来一次", "我哥"),
+    ],
+)
+def test_a_described_person_is_named_as_the_memory_names_them(
+    question: str, memory: str, name: str
+) -> None:
+    found = names_given(refers(question), [memory], question)
+    assert [n.text for n in found] == [name]
+
+
+def test_a_relative_named_for_a_description_is_not_someone_elses() -> None:
+    (found,) = names_given(refers("在深圳当律师的那个孩子几岁了？"), ["儿子在深圳当律师"], "")
+    assert found.named_in("儿子今年三十了")
+    assert not found.named_in("老赵说他儿子在深圳开公司")
