@@ -81,3 +81,29 @@ def other_aspect(old: str, new: str, signal: tuple[str, str]) -> bool:
 
 
 __all__ = ["has_time", "other_aspect", "signal_end", "time_value"]
+
+
+#: What the speaker's own move changes: where they live or work.
+_MOVED_FROM = frozenset({"home", "employer", "occupation", "place"})
+
+
+def speaker_moved(old: str, new: str, signal: tuple[str, str], holders: set[str]) -> str:
+    """The attribute a move said of the speaker changes ("transferred over to the sales
+    team" beside "I work in the marketing department", "买房了，在城东" beside "我租房住在
+    公司附近"), or "": the new text names no one else and no thing that moved (its
+    subject is the speaker or nobody), and the old text states where the speaker lives
+    or works. ``holders``: who else either text names as holding its fact."""
+    if signal[0] != "moved" or holders:
+        return ""
+    if re.match(r"\s*(?!(?:i|we|i've|we've|我|我们)\b)[A-Za-z\u4e00-\u9fff]", new, re.I):
+        opening = re.match(r"\s*(\S+)", new)
+        if opening is None or not _MOVE_FIRST.match(opening.group(1)):
+            return ""  # "The office relocated…", "公司搬到…": a thing moved
+    said = [a for a in stated(old) if a in _MOVED_FROM]
+    return said[0] if said else ""
+
+
+#: A new text that opens with its verb of moving, the speaker unsaid.
+_MOVE_FIRST = re.compile(
+    r"moved|moving|relocated|transferred|bought|got|搬|买房|调到|调去|转到", re.IGNORECASE
+)

@@ -233,6 +233,10 @@ def judge(
         same = "version"
     elif slot:
         same = slot
+    elif moved := aspects.speaker_moved(
+        old, new, signal, subjects.holders(old) | subjects.holders(new)
+    ):
+        same = moved  # "transferred over to the sales team" beside "I work in marketing"
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
@@ -284,7 +288,9 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     if found:
         # A word of change outweighs a word of time before it: "以后改成周二",
         # "已经不弹了，改学尤克里里".
-        return next((f for f in found if f[0] not in _WEAK), found[0])
+        # A verb of change outweighs a status ("got transferred" is a move, not "got").
+        strong = [f for f in found if f[0] not in _WEAK]
+        return next((f for f in strong if f[0] != "status"), strong[0] if strong else found[0])
     version = states.new_version(old, new)
     if version:
         return "value", version

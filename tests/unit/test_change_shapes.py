@@ -73,6 +73,9 @@ def test_the_signal_is_the_verb_not_the_words_up_to_the_number() -> None:
         ("牙医约在周四", "牙医改约到下周一了"),
         # A role named by another word of the thesaurus.
         ("My doctor is Dr. Fisher", "changed GPs, I see Dr. Moreau now"),
+        # The speaker's own move changes where they work or live.
+        ("I work in the finance department", "got transferred to the legal team last month"),
+        ("We live in a flat in Leeds", "we got our own place in York now"),
         # A topic put first is the old text's thing by its head: 烟 of 抽烟.
         ("我以前每天抽烟", "烟戒了，快一年了"),
         # A word in capitals the old text says too is no version of the word before it.
@@ -91,6 +94,8 @@ def test_a_change_said_in_other_words_is_a_change(old: str, new: str) -> None:
         # A word one letter from a word of change is not one when it is that word's
         # own stem, or a word of its own.
         ("We release on Fridays", "the release process owner is Dana"),
+        # A thing moved is not the speaker: the office moved, the home stands.
+        ("I live in Brooklyn", "The office moved to Queens"),
         # A character in thousands of words is no topic of the old text: 家 of 我家.
         ("我家在杭州滨江", "家里刚装修完，换了新沙发"),
     ],
