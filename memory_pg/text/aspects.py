@@ -22,14 +22,19 @@ def signal_end(text: str, signal: tuple[str, str]) -> int:
 #: A few words may come between: the thing moved ("moved deploys to Thursdays",
 #: "pushed the review back to Monday").
 _TO_WORD = re.compile(
-    r"^\s*(?:(?:[A-Za-z'-]+\s+){0,3}?(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE
+    r"^\s*(?:(?:[A-Za-z'-]+\s+){0,5}?(?:to|until|till|into)\b|[到至成为])", re.IGNORECASE
 )
 _CLAUSE_END = re.compile(r"[，。；！？]|[,.;!?](?:\s|$)")
 
 
-def has_time(text: str) -> bool:
-    """Whether ``text`` gives a time or a month ("周三下午两点", "in May")."""
-    return "time" in stated(text) or _MONTH.search(text) is not None
+def has_time(text: str, parts: bool = False) -> bool:
+    """Whether ``text`` gives a time or a month ("周三下午两点", "in May"); with
+    ``parts``, a part of the day too ("in the morning")."""
+    return (
+        "time" in stated(text)
+        or _MONTH.search(text) is not None
+        or (parts and _PART_OF_DAY.search(text) is not None)
+    )
 
 
 def time_value(new: str, signal: tuple[str, str]) -> bool:
@@ -47,7 +52,15 @@ def time_value(new: str, signal: tuple[str, str]) -> bool:
     month = _MONTH.match(
         re.sub(r"^\s*(?:(?:next|this|early|late|mid)\s+|明年|今年|下个?)?", "", rest)
     )
-    return "time" in stated(rest[:14]) or month is not None
+    part = _PART_OF_DAY.match(rest)  # "switched my pills to the evening"
+    return "time" in stated(rest[:14]) or month is not None or part is not None
+
+
+#: A part of the day as a new value: "to the evening", "改到晚上".
+_PART_OF_DAY = re.compile(
+    r"\s*(?:the\s+)?(?:morning|afternoon|evening|night)s?\b|\s*(?:早上|早晨|上午|中午|下午|晚上|夜里)",
+    re.IGNORECASE,
+)
 
 
 #: A month alone ("婚礼在5月", "in July") is a time too, for telling a date from a place.
@@ -83,27 +96,35 @@ def other_aspect(old: str, new: str, signal: tuple[str, str]) -> bool:
 __all__ = ["has_time", "other_aspect", "signal_end", "time_value"]
 
 
-#: What the speaker's own move changes: where they live or work.
-_MOVED_FROM = frozenset({"home", "employer", "occupation", "place"})
+#: What the speaker's own move changes: where they live, or where they work.
+_MOVED_HOME = frozenset({"home", "place"})
+_MOVED_AT_WORK = frozenset({"employer", "occupation"})
+
+#: A move of the speaker's own, at the opening of a text: the speaker or no one, the
+#: verb, and straight after it where to ("transferred over to the sales team", "我们搬到
+#: 了望京", "bought a house in the suburbs"). A verb with a thing after it ("moved my
+#: 1:1 to Thursday", "transferred $500 to savings", "把书架搬到客厅") is no such move.
+_SELF_MOVE = re.compile(
+    r"^\s*(?:(?:i|we)(?:'ve| have)?\s+)?(?:(?:just|finally|recently|also)\s+)?"
+    r"(?:(?:got|been|was|were)\s+)?(?:moved|relocated|transferred)"
+    r"(?:\s+(?:over|back|out|away))?\s+(?:to|into)\b"
+    r"|^\s*(?:(?:i|we)\s+)?(?:(?:just|finally)\s+)?(?:bought|got)\s+(?:a|our|my)\s+(?:own\s+)?"
+    r"(?:house|home|place|condo|flat|apartment)\b"
+    r"|^\s*(?:我们?(?![\u4e00-\u9fff]*把))?(?:已经|刚|终于|也)?(?:搬到|搬去|搬家|调到|调去|买房|买了房)",
+    re.IGNORECASE,
+)
 
 
 def speaker_moved(old: str, new: str, signal: tuple[str, str], holders: set[str]) -> str:
-    """The attribute a move said of the speaker changes ("transferred over to the sales
-    team" beside "I work in the marketing department", "买房了，在城东" beside "我租房住在
-    公司附近"), or "": the new text names no one else and no thing that moved (its
-    subject is the speaker or nobody), and the old text states where the speaker lives
-    or works. ``holders``: who else either text names as holding its fact."""
-    if signal[0] != "moved" or holders:
+    """The attribute a move of the speaker's own changes ("transferred over to the
+    sales team" beside "I work in the marketing department", "买房了，在城东" beside
+    "我租房住在公司附近"), or "": the new text opens with the move (:data:`_SELF_MOVE`),
+    names no one else, and the old text states where the speaker lives or works.
+    ``holders``: who else either text names as holding its fact."""
+    found = _SELF_MOVE.match(new)
+    if signal[0] != "moved" or holders or not found:
         return ""
-    if re.match(r"\s*(?!(?:i|we|i've|we've|我|我们)\b)[A-Za-z\u4e00-\u9fff]", new, re.I):
-        opening = re.match(r"\s*(\S+)", new)
-        if opening is None or not _MOVE_FIRST.match(opening.group(1)):
-            return ""  # "The office relocated…", "公司搬到…": a thing moved
-    said = [a for a in stated(old) if a in _MOVED_FROM]
+    # Moved house changes the home; moved within work (transferred, 调到) the job.
+    work = re.search(r"transferred|调", found.group(0), re.IGNORECASE) is not None
+    said = [a for a in stated(old) if a in (_MOVED_AT_WORK if work else _MOVED_HOME)]
     return said[0] if said else ""
-
-
-#: A new text that opens with its verb of moving, the speaker unsaid.
-_MOVE_FIRST = re.compile(
-    r"moved|moving|relocated|transferred|bought|got|搬|买房|调到|调去|转到", re.IGNORECASE
-)

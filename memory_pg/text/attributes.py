@@ -123,7 +123,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\bwhat year was\b.*\bborn\b",
         rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[了，,。！!；;\s]|$)|"
         # "我33，在杭州…", "我38了": a person and a bare number of years.
-        r"(?<=[我爸妈哥姐弟妹])\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        r"(?:^|[，,。；;！!])\s*我[爸妈哥姐弟妹]?\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",
@@ -156,7 +156,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         rf"(?:{_JOBS_ZH})|职业|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
-        r"是(?:做|搞|干|教)[\u4e00-\u9fff]{1,6}的|"
+        r"是(?:做|搞|干|教)(?!净|笑|洗|嘛|啥|什么)(?:(?!的)[\u4e00-\u9fff]){1,6}的(?=[，,。！!；;]|$)|"
         rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
@@ -337,7 +337,7 @@ def stated(text: str) -> tuple[str, ...]:
 
 
 #: "是个香港人", "二军是周口人": a person of a place, where the place is a place name.
-_OF_PLACE = re.compile(r"是(?:个)?([\u4e00-\u9fff]{2,3})人(?![员家们士物手才])")
+_OF_PLACE = re.compile(r"是(?:个)?([\u4e00-\u9fff]{2,3})人(?=[，,。！!；;]|$)")
 
 
 def _from_place(text: str) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory_pg import _facts
-from memory_pg._segment import EN_STOPWORDS, query_terms, segment, tells
+from memory_pg._segment import EN_STOPWORDS, query_terms, segment
 from memory_pg.entities import has_han
 from memory_pg.text import aspects, kinds, quantities, states, subjects, synonyms, things, topics
 from memory_pg.text.attributes import LOOSE, stated
@@ -165,6 +165,8 @@ def judge(
         return None
     ends = [m.end() for m in _CUE.finditer(new)]
     # "My dentist is Dr. Patel" / "I switched to Dr. Kim": the role is the subject.
+    if subjects.owned_by_other(old, new):
+        return None  # "Finish the deck" / "Rachel's deck got moved": Rachel's, not mine
     renamed = subjects.role_renamed(old, new, ends, similar)
     if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
@@ -199,7 +201,7 @@ def judge(
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
     ):
         return None  # what the old text is about is not named in the new one
-    if aspects.time_value(new, signal) and not aspects.has_time(old):
+    if aspects.time_value(new, signal) and not aspects.has_time(old, parts=True):
         return None  # the new value is a time ("moved to Thursdays"): the old one had one
     if not left and not swap and aspects.other_aspect(old, new, signal):
         # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new.
@@ -215,7 +217,11 @@ def judge(
         return None  # "公司搬到望京了" beside "我住在双井": the company moved, not the home
     words_old, words_new = _content(old), _content(new)
     # "预算" / "经费"; "数据中台" / "中台", "白酒" / "酒戒了": a compound and its head
-    shared = words_old & words_new | synonyms.bridged(old, new) | _heads_shared(old, new)
+    shared = (
+        words_old & words_new
+        | synonyms.bridged(old, new)
+        | kinds.heads_shared(old, new, words_old, words_new)
+    )
     same = ""
     if shared:
         same = "words"
@@ -274,23 +280,26 @@ def judge(
 
 
 def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
-    """The first signal of change in ``new`` that ``old`` does not also say: a word
+    """The first signal of change in ``new`` that ``old`` does not also say (or, in its
+    clause, the verb of change after a word of time or status): a word
     both say is their subject ("数据迁移完成了 40%" / "数据迁移进度到 85%"), not a
     change. Only the present ("now", "现在") may stand in both ("we now use X" / "we
     now use Y"): another time both say ("this year", "这次") dates both facts to one
     time, where they stand together ("read 20 books this year" / "save $10k this year")."""
     found = [
-        (m.lastgroup or "", m.group(0))
+        m
         for m in _CUE.finditer(new)
         if not _holds(old, m.group(0).strip())
         or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
     ]
     if found:
-        # A word of change outweighs a word of time before it: "以后改成周二",
-        # "已经不弹了，改学尤克里里".
-        # A verb of change outweighs a status ("got transferred" is a move, not "got").
-        strong = [f for f in found if f[0] not in _WEAK]
-        return next((f for f in strong if f[0] != "status"), strong[0] if strong else found[0])
+        # In the first one's clause, a verb of change outweighs a word of time ("以后
+        # 改成周二", "已经不弹了") or a status ("got transferred" is a move).
+        clause = re.split(r"[，,。；;！!？?]", new[found[0].start() :], maxsplit=1)[0]
+        end = found[0].start() + len(clause)
+        verbs = [m for m in found if m.start() < end and m.lastgroup not in (*_WEAK, "status")]
+        first = verbs[0] if found[0].lastgroup in (*_WEAK, "status") and verbs else found[0]
+        return first.lastgroup or "", first.group(0)
     version = states.new_version(old, new)
     if version:
         return "value", version
@@ -336,9 +345,6 @@ def _other_holder(old: str, new: str) -> bool:
     held_old, held_new = subjects.holders(old), subjects.holders(new)
     if subjects.speaker_and_other(old, new):
         return True  # "My email is…" / "Linda… she's at linda@…"
-    owner = subjects.named_owner(new)
-    if owner and owner not in old.lower():
-        return True  # "Finish the deck" / "Rachel's deck got moved": Rachel's, not mine
     if held_old and held_new:  # one holder named by two words: "my folks" / "my parents"
         return not held_old & held_new and not any(
             synonyms.same_thing(a, b) for a in held_old for b in held_new
@@ -467,27 +473,6 @@ def _thing_changed(new: str) -> set[str]:
     return {
         w for w in subjects.zone(words + ("是" if has_han(words) else " is")) if w not in _FILLER
     }
-
-
-def _heads_shared(old: str, new: str) -> frozenset[str]:
-    """The Chinese words of ``new`` that end a longer word of ``old`` ("中台" of "数据中台"):
-    one of two characters or more anywhere, one of one character where it opens
-    ``new`` ("酒戒了" beside "我每晚都喝点白酒": the topic put first)."""
-    if not (has_han(old) and has_han(new)):
-        return frozenset()
-    longer = [w for w in _content(old) if has_han(w) and len(w) > 1]
-    opening = re.match(r"[\u4e00-\u9fff]", new.lstrip())
-    out = {
-        w
-        for w in _content(new)
-        if has_han(w) and w not in longer and any(o.endswith(w) for o in longer)
-    }
-    first = opening.group(0) if opening else ""
-    # Not a character found in thousands of words (家, 人): "家里刚装修完" is no 我家.
-    if first and tells(first) and any(o.endswith(first) for o in longer):
-        if re.match(re.escape(first) + r"(?![\u4e00-\u9fff]{0,1}[的])", new.lstrip()):
-            out.add(first)
-    return frozenset(out)
 
 
 #: Characters that say nothing of what a Chinese text is about.

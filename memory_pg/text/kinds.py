@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import re
 
-from memory_pg._segment import in_dictionary, segment
+from memory_pg._segment import in_dictionary, segment, tells
 from memory_pg.entities import has_han
 from memory_pg.text import synonyms
 from memory_pg.text.attributes import tagged
 from memory_pg.text.subjects import FUNCTION, VERB, names, ordered_zone, stem
 
-#: A purpose put before the speaker: "For my hobby project I switched to SQLite". The
-#: new fact holds there, which the old one may not name. (A Chinese topic before 我,
-#: "代码仓库我们迁到GitHub了", is as often the old fact's own subject: not read.)
 #: Parts of a day, a week, a year: a fact said of one is not said of another.
 _PARTS = tuple(
     re.compile(p)
     for p in (
         r"\b(morning|afternoon|evening|night)s?\b|(早上|早晨|上午|中午|下午|晚上|夜里)",
         r"\b(weekday|weekend)s?\b|(工作日|周末)",
-        r"\b(summer|winter|spring|autumn|fall)\b|(夏天|冬天|春天|秋天)",
+        # A season after a word of time ("this summer"), not "Spring Boot" or "a fall".
+        r"\b(?:in|this|every|next|last|the)\s+(summer|winter|spring|autumn|fall)\b|(夏天|冬天|春天|秋天)",
     )
 )
+#: A purpose put before the speaker: "For my hobby project I switched to SQLite". The
+#: new fact holds there, which the old one may not name. (A Chinese topic before 我,
+#: "代码仓库我们迁到GitHub了", is as often the old fact's own subject: not read.)
 _SCOPE = re.compile(
     r"^\s*for\s+(?:my|our|the|a|an|his|her)?\s*([a-z][a-z -]{2,30}?)\s*(?:,|(?=\s(?:i|we)\b))",
     re.IGNORECASE,
@@ -71,12 +72,20 @@ def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> b
         y = _word_before(new, head, filler)
         x = a[i - 1] if i > 0 else _modifier_after(old, head)
         if x and y and x != y and not names(new, x) and not names(old, y):
-            return True
+            if not {x, y} & _NOT_KINDS:  # "the revised budget" is the budget, revised
+                return True
         if i + 1 < len(a) and head in after and after.index(head) + 1 < len(after):
             x, y = a[i + 1], after[after.index(head) + 1]
             if x != y and _is_name(x, old) and _is_name(y, new) and not names(new, x):
                 return True
     return False
+
+
+#: Words before a noun that say which state of it, not which of its kind.
+_NOT_KINDS = frozenset(
+    "revis revised updat updated current latest final original initial overall total "
+    "actual official new old 新 旧 最新 原来 现在".split()
+)
 
 
 def _heads(words: list[str]) -> list[str]:
@@ -203,3 +212,30 @@ def _is_name(word: str, text: str) -> bool:
         return False
     found = m.group(1)
     return found[:1].isupper() or found[:1].isdigit() or len(found) == 1
+
+
+def heads_shared(
+    old: str, new: str, content_old: frozenset[str], content_new: frozenset[str]
+) -> frozenset[str]:
+    """The Chinese words of ``new`` that end a longer word of ``old`` ("中台" of "数据中台"):
+    one of two characters or more anywhere, one of one character where it opens
+    ``new`` ("酒戒了" beside "我每晚都喝点白酒": the topic put first)."""
+    if not (has_han(old) and has_han(new)):
+        return frozenset()
+    longer = [w for w in content_old if has_han(w) and len(w) > 1]
+    opening = re.match(r"[\u4e00-\u9fff]", new.lstrip())
+    out = {
+        w
+        for w in content_new
+        if has_han(w) and w not in longer and any(o.endswith(w) for o in longer)
+    }
+    first = opening.group(0) if opening else ""
+    # Not a character found in thousands of words (家, 人): "家里刚装修完" is no 我家;
+    # nor one that opens a word ("酒店改订到…", "琴房搬到…"): jieba's first word is it,
+    # or no word of its dictionary ("酒戒了" is cut 酒戒).
+    token = next((w for w, _ in tagged(new.lstrip()) if w.strip()), "")
+    alone = token == first or (token.startswith(first) and not in_dictionary(token))
+    if first and alone and tells(first) and any(o.endswith(first) for o in longer):
+        if re.match(re.escape(first) + r"(?![\u4e00-\u9fff]{0,1}[的])", new.lstrip()):
+            out.add(first)
+    return frozenset(out)

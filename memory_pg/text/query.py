@@ -64,10 +64,11 @@ def analyse(
     content = span.rest if span else without_recurring(query)
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
-    for word in whole_words(content):  # "老爸" asks 爸, "对象" 男朋友 and 女朋友
+    for said in whole_words(content):  # "老爸" asks 爸, "对象" 男朋友 and 女朋友
+        word = said[1:] if said.startswith("我") and len(said) > 1 else said  # jieba's 我妈
         others = [w for w in (*one_person(word), *COVERS.get(word.lower(), ())) if w != word]
         if has_han(word):
-            widen_word(word, others, cjk_any, cjk_own)
+            widen_word(said, others, cjk_any, cjk_own)
         else:
             widen_word(word, others, en_any, en_own)
     named = query_entities(content) if entities else ()
@@ -135,12 +136,23 @@ def subject_sounds(content: str, asking: Sequence[str]) -> str:
     heard: dict[str, None] = {}
     typed = set(typed_sounds(content))  # pinyin is told from English in its context
     for word in subject_words(content, tuple(asking)):
-        if has_han(word) and KIN.search(word):
+        if has_han(word) and relative(word):
             continue  # a relative's word sounds inside another's: 媳妇 in 儿媳妇
         said = (sound(word) if len(word) > 1 else None) if has_han(word) else None
         if said or word.lower() in typed:
             heard.setdefault(said or word.lower(), None)
     return " | ".join("'" + h.replace("\\", "\\\\").replace("'", "''") + "':B" for h in heard)
+
+
+def relative(word: str) -> bool:
+    """Whether ``word`` names a relative or a partner (老爸, 媳妇, 对象, 男友; not 手表)."""
+    low = word.lower()
+    return (
+        bool(one_person(low))
+        or low in COVERS
+        or KIN.fullmatch(low) is not None
+        or any(KIN.fullmatch(m) for m in mates(low))
+    )
 
 
 def others_of(word: str) -> tuple[str, ...]:
@@ -196,7 +208,7 @@ def subject_pattern(words: Sequence[str]) -> str:
     subject words (:func:`memory_pg.text.attributes.subject_words`), each by
     :func:`memory_pg.text.references.word_pattern`."""
     return "|".join(
-        (NOT_ANOTHER if has_han(word) and KIN.search(word) else "") + word_pattern(word)
+        (NOT_ANOTHER if has_han(word) and relative(word) else "") + word_pattern(word)
         for word in words
     )
 

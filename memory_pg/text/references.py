@@ -206,9 +206,11 @@ def _names_near(text: str, start: int, end: int) -> list[Name]:
     # 做算法" names who "在百度搞算法的那个同学" is; "小周对猫毛过敏" who cannot be near cats.
     clause_at = _clause_start(text, start)
     subject = _clause_subject(text[clause_at:start])
-    if _PRONOUN.match(text[clause_at:start]):
-        # "周末和小雨去了趟青城山，她在七中当语文老师": 她 is the one named before.
-        subject = _clause_subject(text[:clause_at]) or subject
+    if _PRONOUN.match(text[clause_at:start]) and clause_at and text[clause_at - 1] in "，,;；:：":
+        # "周末和小雨去了趟青城山，她在七中当语文老师": 她 is the one named in the clause
+        # before, in the same sentence.
+        before_at = _clause_start(text, clause_at - 1)
+        subject = _clause_subject(text[before_at : clause_at - 1]) or subject
     if subject:
         relative = re.fullmatch("我?" + _KIN_WORDS, subject) is not None
         out.append(
@@ -229,7 +231,7 @@ def _person(word: str) -> bool:
 
 
 #: A clause that opens with a third person: who it is was named before.
-_PRONOUN = re.compile(r"\s*[他她](?![们的])")
+_PRONOUN = re.compile(r"\s*[他她](?![们的爸妈哥姐弟妹儿女老公婆爷奶家])")  # not "她妈"
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
 _CLAUSE_MARK = re.compile(r"[，,。！？!?；;：:\n]")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from memory_pg._segment import EN_STOPWORDS, segment
+from memory_pg._segment import EN_STOPWORDS, in_dictionary, segment
 from memory_pg.entities import extract, has_han
 from memory_pg.text import synonyms
 from memory_pg.text.attributes import tagged
@@ -214,22 +214,33 @@ def speaker_and_other(a: str, b: str) -> bool:
 
 
 #: A person named as the owner of what a text opens with: "Rachel's slide deck", "小刘的
-#: 季度总结", "老周的车".
+#: 季度总结", "王总的车".
 _NAMED_OWNER = re.compile(
     r"^\s*(?:the\s+)?([A-Z][a-z]+)['’]s\s+(?!been\b|going\b|got\b)[a-z]"
-    r"|^\s*((?:小|老|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|姐|哥|工|老师))的"
+    r"|^\s*((?:小|老|阿)[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|工|老师))的"
 )
 
 
 def named_owner(text: str) -> str:
     """The person ``text`` opens by naming as the owner of its subject ("Rachel's slide
-    deck got moved" → "rachel", "小刘的季度总结推迟了" → "小刘"), or ""."""
+    deck got moved" → "rachel", "小刘的季度总结推迟了" → "小刘"), or "". Not a
+    relative ("Mom's"), nor a word that is no name ("小区的物业费", "老家的房子")."""
     m = _NAMED_OWNER.match(text)
     if m is None:
         return ""
     name = (m.group(1) or m.group(2)).lower()
-    kin = KIN.search(name) is not None or PEER.search(name) is not None  # "Mom's": a holder
+    kin = KIN.fullmatch(name) is not None or PEER.fullmatch(name) is not None
+    if m.group(2) and name[0] in "小老阿" and len(name) == 2:
+        word = in_dictionary(name) and not any(f.startswith("nr") for _, f in tagged(name))
+        kin = kin or word  # 小区, 老家: words of their own; 小刘, 老王: people
     return "" if kin or name in FUNCTION or name in _NOT_NAMES else name
+
+
+def owned_by_other(old: str, new: str) -> bool:
+    """Whether ``new`` opens with the thing of a person ``old`` does not name: "Rachel's
+    slide deck got moved" beside "Finish the slide deck by Thursday"."""
+    owner = named_owner(new)
+    return bool(owner) and not names(old, owner)
 
 
 _NOT_NAMES = frozenset("let it that what here there he she who where everyone nobody today".split())
@@ -487,6 +498,7 @@ __all__ = [
     "names",
     "one_person",
     "ordered_zone",
+    "owned_by_other",
     "refers_to_holder",
     "role_person",
     "role_renamed",

@@ -56,7 +56,8 @@ _MEMBERS = {group[0]: tuple(dict.fromkeys(w.lower() for w in group[1:])) for gro
 
 def _pattern(word: str) -> str:
     """A word as a whole word, an English one also in the plural ("GPs", "landlords")."""
-    plural = "" if _HAN.search(word) else r"(?:s|es)?"
+    # Not "cares" for "car": a short word takes a plural only in capitals ("GPs").
+    plural = "" if _HAN.search(word) or (len(word) < 4 and not word.isupper()) else r"(?:s|es)?"
     return (
         r"(?<![A-Za-z0-9])"
         + re.escape(word).replace(r"\ ", r"[\s-]+")
@@ -107,7 +108,15 @@ def _named(text: str) -> Mapping[str, frozenset[str]]:
         key = re.sub(r"[\s-]+", " ", word.lower())
         group = _GROUP_OF.get(key) or _GROUP_OF.get(word.lower())
         if not group and not _HAN.search(key):  # "GPs" is a GP, "bosses" bosses
-            key = next((key[: -len(e)] for e in ("s", "es") if _GROUP_OF.get(key[: -len(e)])), key)
+            key = next(
+                (
+                    key[: -len(e)]
+                    for e in ("s", "es")
+                    if (len(key) - len(e) >= 4 or word[: -len(e)].isupper())
+                    and _GROUP_OF.get(key[: -len(e)])
+                ),
+                key,
+            )
             group = _GROUP_OF.get(key)
         if group:
             found.setdefault(group, set()).add(key)

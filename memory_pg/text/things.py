@@ -369,4 +369,7 @@ def verb_slot(old: str, new: str) -> str:
     ("用 Jenkins 做持续集成" / "监控告警改用 Prometheus": two uses)."""
     m = _SWITCHED_VERB.search(new)
     verb = m.group(1) if m else ""
-    return "verb" if verb and verb not in _LIGHT_VERBS and verb in old else ""
+    if not verb or verb in _LIGHT_VERBS:
+        return ""
+    # A verb of the old text as a word of its own ("喜欢 喝 美式"), not 天 of 每天.
+    return "verb" if any(w == verb and f.startswith("v") for w, f in tagged(old)) else ""

@@ -102,3 +102,49 @@ def test_a_change_said_in_other_words_is_a_change(old: str, new: str) -> None:
 )
 def test_words_near_a_change_keep_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A move of a thing is no move of the speaker's home or job.
+        ("I work at Google as a PM.", "I moved my 1:1 to Thursday."),
+        ("I live in Brooklyn.", "Transferred my 401k to Fidelity."),
+        ("我住在双井", "搬了个新书架到客厅"),
+        # Moving house is no new employer.
+        ("我在字节跳动工作", "我已经搬到上海了"),
+        # Real words are not read as mistyped words of change.
+        ("Our team uses Jira for tickets.", "I pitched Linear to the team today."),
+        ("I run 5k every morning.", "I skipped my morning run today."),
+        # A verb of change in another clause does not lift what a word of time keeps.
+        ("I don't drink coffee.", "I drink a lot of tea now, got a new kettle."),
+        ("Redis cache is capped at 4GB.", "Cache hit rate is 92% now, we got the tuning right."),
+        # A character that opens a word of its own is no topic of the old text.
+        ("我每晚都喝点白酒", "酒店改订到希尔顿了"),
+        # Someone else's, even where the role or the name looks alike.
+        ("My dentist is Dr. Patel.", "Rachel's dentist is Dr. Kim now."),
+        ("My report deadline is Wednesday.", "Jason's report deadline moved to Friday."),
+        # A number after 我 is no age unless 我 opens the clause; 是搞…的时候 no job;
+        # 是北京人开的 no hometown.
+        ("我今年35岁", "小王现在还欠我50，下周还"),
+        ("我在银行当柜员", "换了个新手机，是搞活动的时候买的"),
+        ("我是河南周口人", "现在楼下那家面馆是北京人开的"),
+    ],
+)
+def test_what_only_looks_like_a_change_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A part of the day after "to" is the new time.
+        ("I take my pills every morning.", "My doctor switched my pills to the evening."),
+        # "revised" says which state of the budget, not which budget.
+        ("The budget for the offsite is $5,000.", "The revised budget is $7,000 now."),
+        # "Spring Boot" is no season.
+        ("We use Spring Boot for the backend.", "We switched the backend to Quarkus this summer."),
+    ],
+)
+def test_a_change_with_words_that_look_like_another_thing_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
