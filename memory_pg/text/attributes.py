@@ -157,7 +157,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
         r"是(?:做|搞|干|教)(?!净|笑|洗|嘛|啥|什么)(?:(?!的)[\u4e00-\u9fff]){1,6}的(?=[，,。！!；;]|$)|"
-        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bruns? (?:a|an)\b|"
+        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|"
+        r"\bruns? (?:a|an)\b(?! (?:half|full|marathon|race|5k|10k|mile|test|script|errand))|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
         r"|\bleft (?:my|the|his|her) (?:job|company|firm|position)\b",

@@ -213,7 +213,7 @@ def judge(
     thing = _thing_changed(new)
     if thing and not subjects.holds_zone(old, thing):
         return None  # "医生把我的降压药换成了…": the drug changed, not who the doctor is
-    if things.other_thing(old, new, kinds_shared):
+    if things.other_thing(old, new, kinds_shared, moved=signal[0] == "moved"):
         return None  # "公司搬到望京了" beside "我住在双井": the company moved, not the home
     words_old, words_new = _content(old), _content(new)
     # "预算" / "经费"; "数据中台" / "中台", "白酒" / "酒戒了": a compound and its head

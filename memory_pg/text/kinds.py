@@ -133,13 +133,13 @@ def _opening(text: str) -> dict[str, str]:
         if word == "的":
             glued = False
             continue
-        letter = re.fullmatch(r"[A-Za-z0-9]{1,3}", before) is not None
+        letter = re.fullmatch(r"[A-Za-z]{1,3}|[A-Za-z]\d", before) is not None
         noun = (flag[:1] == "n" and flag != "nr") or (flag == "q" and letter)
         if noun and has_han(word) and before and word not in out:
             nominal = flag_before[:1] == "n" or flag_before in ("vn", "eng") or letter
             if nominal or (flag_before == "v" and glued):
                 out[word] = before
-        telling = re.fullmatch(r"[A-Za-z0-9]{1,3}", word) or (
+        telling = re.fullmatch(r"[A-Za-z]{1,3}|[A-Za-z]\d", word) or (
             len(word) > 1 and has_han(word) and flag not in ("nr", "t", "r", "m", "d")
         )
         before = word if telling and word not in _PRONOUNS else ""
@@ -184,7 +184,8 @@ def _word_before(text: str, head: str, filler: frozenset[str]) -> str:
             return word[: -len(head)]  # "生产环境" is the 环境 of 生产; "刘医生" is a name
         if is_head(word.lower()) and i > 0:
             prev, flag = words[i - 1]
-            letter = re.fullmatch(r"[A-Za-z0-9]{1,3}", prev) is not None  # "B项目"
+            # "B项目"; a number before a unit is a value ("70公斤", "163邮箱"), no kind
+            letter = re.fullmatch(r"[A-Za-z]{1,3}|[A-Za-z]\d", prev) is not None
             if flag == "nr":
                 return ""  # "刘医生": a name and its title, no kind of doctor
             return prev.lower() if flag[:1] == "n" or flag in ("vn", "eng") or letter else ""

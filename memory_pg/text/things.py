@@ -171,14 +171,15 @@ _ORGANISATIONS = frozenset(
 )
 
 
-def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
+def other_thing(old: str, new: str, kinds_shared: bool = False, moved: bool = False) -> str:
     """The word naming what ``new`` changes when that is not what ``old`` states (so
     both facts stand), or "": another one of a kind ("隔壁组的组长", "Project Nova's
     deadline" beside "Project Atlas…"), or an organisation ``old`` does not name.
     ``kinds_shared``: the new value is a product of a kind ``old`` names, which
-    makes one slot whoever chose it. A thing ``old`` does not name at all is not
-    enough: a change often names its subject by another word ("the servers moved…"
-    beside "we host on…"; measured in docs/measurements.md)."""
+    makes one slot whoever chose it. ``moved``: the change is a move (an
+    organisation that moved leaves the job stated at it). A thing ``old`` does not
+    name at all is not enough: a change often names its subject by another word
+    ("the servers moved…" beside "we host on…"; measured in docs/measurements.md)."""
     found = said_of(new)
     if found is None or kinds_shared:
         return ""  # "公司统一换成飞书了" beside "团队沟通用钉钉": one slot, whoever chose
@@ -188,8 +189,10 @@ def other_thing(old: str, new: str, kinds_shared: bool = False) -> str:
         return missing[0]
     if missing and _own_qualifier(old, new, [head, *owner]):
         return missing[0]  # "B 项目的交付" beside "A 项目…": each its own
-    if head in _ORGANISATIONS and not _held(old, head):
-        return head  # "公司搬到望京了" beside "我住在双井": the company's place, not the home
+    if head in _ORGANISATIONS and (not _held(old, head) or (moved and "occupation" in stated(old))):
+        # "公司搬到望京了" beside "我住在双井": the company's place, not the home; beside
+        # "在一家设计公司当设计师", not the job either.
+        return head
     if _another_attribute(old, head):
         return head  # "发布会场地换成了…" beside "发布会在 4 月 18 日": the date stands
     return ""

@@ -129,6 +129,9 @@ def test_words_near_a_change_keep_both(old: str, new: str) -> None:
         ("我今年35岁", "小王现在还欠我50，下周还"),
         ("我在银行当柜员", "换了个新手机，是搞活动的时候买的"),
         ("我是河南周口人", "现在楼下那家面馆是北京人开的"),
+        # A race run is no job; a company that moved leaves the job stated at it.
+        ("plan to run a half marathon in may", "rescheduled the dentist to friday"),
+        ("在一家设计公司当平面设计师", "公司今年搬到了新办公楼"),
     ],
 )
 def test_what_only_looks_like_a_change_keeps_both(old: str, new: str) -> None:
@@ -144,6 +147,11 @@ def test_what_only_looks_like_a_change_keeps_both(old: str, new: str) -> None:
         ("The budget for the offsite is $5,000.", "The revised budget is $7,000 now."),
         # "Spring Boot" is no season.
         ("We use Spring Boot for the backend.", "We switched the backend to Quarkus this summer."),
+        # A number before a unit is the value, not a second thing of a kind.
+        ("体重72公斤", "瘦到66公斤了"),
+        ("邮箱用的是qq邮箱", "以后发我163邮箱吧"),
+        # Where the company is, not a job held there: its move is a change.
+        ("公司在中关村", "公司搬去了亦庄的新园区"),
     ],
 )
 def test_a_change_with_words_that_look_like_another_thing_is_a_change(old: str, new: str) -> None:
