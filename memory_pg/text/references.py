@@ -110,7 +110,7 @@ def names_given(words: Sequence[str], texts: Iterable[str], query: str) -> tuple
             at = _find(text, word)
             if at < 0:
                 continue
-            for name in _names_near(text, at, at + len(word)):
+            for name in _names_near(text, at, at + len(word), _person_described(words)):
                 key = name.text.casefold()
                 if len(name.text) >= 1 and key not in query.casefold() and key != word.casefold():
                     found.setdefault(key, name)
@@ -181,7 +181,17 @@ def _find(text: str, word: str) -> int:
     return text.find(word)
 
 
-def _names_near(text: str, start: int, end: int) -> list[Name]:
+def _person_described(words: Sequence[str]) -> bool:
+    """Whether the words describe a person ("那个人", "那个孩子", "那个同事"), not a
+    thing ("那个馆子"): only a person is named by the relative a memory opens with."""
+    return any(w.endswith("人") or w in _PEOPLE or re.search(_KIN_WORDS, w) for w in words)
+
+
+#: Words that describe a person by a role.
+_PEOPLE = frozenset("孩子 娃 同事 朋友 亲戚 家里人 家人 同学 邻居 哥们 姐妹 闺蜜 伙计".split())
+
+
+def _names_near(text: str, start: int, end: int, person: bool = True) -> list[Name]:
     """Names ``text`` gives the words at ``start:end``: by a naming verb or a copula
     after them in the same sentence, a quoted name, a surname, or a name next to them."""
     sentence_end = _sentence_end(text, end)
@@ -205,12 +215,12 @@ def _names_near(text: str, start: int, end: int) -> list[Name]:
     # The person a description is said of, as the subject of its clause: "老钱在百度
     # 做算法" names who "在百度搞算法的那个同学" is; "小周对猫毛过敏" who cannot be near cats.
     clause_at = _clause_start(text, start)
-    subject = _clause_subject(text[clause_at:start])
+    subject = _clause_subject(text[clause_at:start], person)
     if _PRONOUN.match(text[clause_at:start]) and clause_at and text[clause_at - 1] in "，,;；:：":
         # "周末和小雨去了趟青城山，她在七中当语文老师": 她 is the one named in the clause
         # before, in the same sentence.
         before_at = _clause_start(text, clause_at - 1)
-        subject = _clause_subject(text[before_at : clause_at - 1]) or subject
+        subject = _clause_subject(text[before_at : clause_at - 1], person) or subject
     if subject:
         relative = re.fullmatch("我?" + _KIN_WORDS, subject) is not None
         out.append(
@@ -241,7 +251,7 @@ def _clause_start(text: str, at: int) -> int:
     return starts[-1] if starts else 0
 
 
-def _clause_subject(clause: str) -> str:
+def _clause_subject(clause: str, person: bool = True) -> str:
     """The person (or named thing) a Chinese clause is about, before its predicate: the
     last name among its words (小周, 佳佳, 王姐), or a form of address jieba splits
     (老 + 钱)."""
@@ -261,7 +271,7 @@ def _clause_subject(clause: str) -> str:
         n += 1
     # No name: a relative the clause opens with ("闺女在医大二院当护士长", "我哥在西藏
     # 当兵") is who the description is said of, by the word other memories use too.
-    if found or not kin:
+    if found or not kin or not person:
         return found
     word = kin.group(1)  # "我哥" as written, so 表哥 is not asked for
     return "我" + word if len(word) == 1 else word

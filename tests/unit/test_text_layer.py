@@ -354,6 +354,12 @@ def test_a_described_person_is_named_as_the_memory_names_them(
     assert [n.text for n in found] == [name]
 
 
+def test_a_described_thing_is_not_named_by_the_relative_a_memory_opens_with() -> None:
+    # "那个馆子" is a thing: 儿子 of "儿子在西安开出租" is no name for it.
+    question = "我那个馆子开在西安哪块？"
+    assert names_given(refers(question), ["儿子在西安开出租，不想接我的店"], question) == ()
+
+
 def test_a_relative_named_for_a_description_is_not_someone_elses() -> None:
     (found,) = names_given(refers("在深圳当律师的那个孩子几岁了？"), ["儿子在深圳当律师"], "")
     assert found.named_in("儿子今年三十了")
