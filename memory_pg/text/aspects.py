@@ -56,10 +56,12 @@ def time_value(new: str, signal: tuple[str, str]) -> bool:
     return "time" in stated(rest[:14]) or month is not None or part is not None
 
 
+#: The parts of a day, in each language (:mod:`.kinds` reads two habits by them too).
+DAY_PARTS_EN = "morning|afternoon|evening|night"
+DAY_PARTS_ZH = "早上|早晨|上午|中午|下午|晚上|夜里"
 #: A part of the day as a new value: "to the evening", "改到晚上".
 _PART_OF_DAY = re.compile(
-    r"\s*(?:the\s+)?(?:morning|afternoon|evening|night)s?\b|\s*(?:早上|早晨|上午|中午|下午|晚上|夜里)",
-    re.IGNORECASE,
+    rf"\s*(?:the\s+)?(?:{DAY_PARTS_EN})s?\b|\s*(?:{DAY_PARTS_ZH})", re.IGNORECASE
 )
 
 
@@ -91,9 +93,6 @@ def other_aspect(old: str, new: str, signal: tuple[str, str]) -> bool:
     if "time" in said_old and not place_old and place_new and "time" not in said_new:
         return True
     return "time" in said_new and not place_new and place_old and "time" not in said_old
-
-
-__all__ = ["has_time", "other_aspect", "signal_end", "time_value"]
 
 
 #: What the speaker's own move changes: where they live, or where they work.
@@ -128,3 +127,14 @@ def speaker_moved(old: str, new: str, signal: tuple[str, str], holders: set[str]
     work = re.search(r"transferred|调", found.group(0), re.IGNORECASE) is not None
     said = [a for a in stated(old) if a in (_MOVED_AT_WORK if work else _MOVED_HOME)]
     return said[0] if said else ""
+
+
+__all__ = [
+    "DAY_PARTS_EN",
+    "DAY_PARTS_ZH",
+    "has_time",
+    "other_aspect",
+    "signal_end",
+    "speaker_moved",
+    "time_value",
+]

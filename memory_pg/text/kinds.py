@@ -14,6 +14,7 @@ import re
 from memory_pg._segment import in_dictionary, segment, tells
 from memory_pg.entities import has_han
 from memory_pg.text import synonyms
+from memory_pg.text.aspects import DAY_PARTS_EN, DAY_PARTS_ZH
 from memory_pg.text.attributes import tagged
 from memory_pg.text.subjects import FUNCTION, VERB, names, ordered_zone, stem
 
@@ -21,7 +22,7 @@ from memory_pg.text.subjects import FUNCTION, VERB, names, ordered_zone, stem
 _PARTS = tuple(
     re.compile(p)
     for p in (
-        r"\b(morning|afternoon|evening|night)s?\b|(早上|早晨|上午|中午|下午|晚上|夜里)",
+        rf"\b({DAY_PARTS_EN})s?\b|({DAY_PARTS_ZH})",
         r"\b(weekday|weekend)s?\b|(工作日|周末)",
         # A season after a word of time ("this summer"), not "Spring Boot" or "a fall".
         r"\b(?:in|this|every|next|last|the)\s+(summer|winter|spring|autumn|fall)\b|(夏天|冬天|春天|秋天)",
@@ -240,3 +241,6 @@ def heads_shared(
         if re.match(re.escape(first) + r"(?![\u4e00-\u9fff]{0,1}[的])", new.lstrip()):
             out.add(first)
     return frozenset(out)
+
+
+__all__ = ["heads_shared", "other_part", "other_scope", "other_subject"]

@@ -277,3 +277,42 @@ def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: A
     store = holding(make_store, FAMILY)
     hits = store.search("我男朋友小凯今年多大？", top_k=3, track_access=False)
     assert {h["text"] for h in hits[:2]} == {FAMILY[3], FAMILY[2]}
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "before", "after"),
+    [
+        (
+            "user_profile",
+            "I work in the marketing department",
+            "transferred over to the sales team",
+        ),
+        ("user_profile", "我有抽烟的习惯", "烟已经戒了半年了"),
+        ("user_profile", "我喜欢喝美式咖啡", "现在改喝拿铁了"),
+    ],
+)
+def test_a_change_said_by_its_shape_replaces_the_old_memory(
+    make_store: Any, memory_type: str, before: str, after: str
+) -> None:
+    store = make_store(user_id="alice")
+    old = store.add_memory(before, memory_type)
+    new = store.add_memory(after, memory_type)
+    assert store.get(old)["superseded_by"] == new
+    assert store.history(old)[-1]["detail"]["reason"] == "change"
+
+
+@pytest.mark.parametrize(
+    ("memory_type", "before", "after"),
+    [
+        ("todo", "Finish the slide deck by Thursday", "Rachel's slide deck got moved to next week"),
+        ("key_decision", "A项目的产品经理是周敏", "B项目的产品经理换成了吴磊"),
+        ("user_profile", "I work at Google as a PM.", "I moved my 1:1 to Thursday."),
+    ],
+)
+def test_what_only_looks_like_a_change_keeps_both_memories(
+    make_store: Any, memory_type: str, before: str, after: str
+) -> None:
+    store = make_store(user_id="alice")
+    store.add_memory(before, memory_type)
+    store.add_memory(after, memory_type)
+    assert {r["text"] for r in store.list_memories()} == {before, after}
