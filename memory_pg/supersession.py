@@ -333,11 +333,11 @@ def _changed(
     # "Windows 11"), a thing to do finished ("物业费交了") or a negation lifted ("开始
     # 能吃辣了") may still be one: the structure alone decides those.
     cued = signal is not None or _facts.is_change(new_text)
-    # A key said again with another value ("Dentist: Dr. Kim") is put to the judge only:
-    # alone, on pairs it was not tuned on, the rule found 16 changes and wrongly
-    # replaced 7 facts (docs/measurements.md).
+    # A key said again with another value ("Dentist: Dr. Kim") replaces offline only
+    # where both values are of one kind (two names, two amounts, two dates); with a
+    # judge, any other value is proposed to it too ("Favorite color: navy blue").
     restate = judge is not None
-    if not cued and not changes.may_change(new_text, restate):
+    if not cued and not changes.may_change(new_text):
         return []
     kinds_new = topics.product_topics(new_text)
     seen: set[uuid.UUID] = set()

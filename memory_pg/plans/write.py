@@ -310,7 +310,7 @@ def plan_insert(rows: list[NewMemory], writer: Writer) -> Plan[list[str]]:
                 [r.topic for r in chunk],
                 policy.candidates,
                 [
-                    changes.word_queries(r.text, restate=writer.judge is not None)
+                    changes.word_queries(r.text)
                     if r.memory_type in policy.detect_types or r.memory_type != "dialogue"
                     else None
                     for r in chunk

@@ -239,6 +239,8 @@ def judge(
         same = "version"
     elif slot:
         same = slot
+    elif signal[0] == "restated":
+        same = "key"  # "最爱的书是《活着》" / "我最爱的书是《围城》": one key, by its words
     elif moved := aspects.speaker_moved(
         old, new, signal, subjects.holders(old) | subjects.holders(new)
     ):
@@ -268,7 +270,8 @@ def judge(
     own = (words_old - shared) | given | (_values(old) - _values(new) - words_new)
     gone = [w for w in own if w in given or not _holds(new, w)]
     kept = [w for w in own if w not in given and _holds(new, w)]
-    if kept and not swap and not _given_up(new, kept):
+    # (A key said again was read word by word by :mod:`.restated`: its value is gone.)
+    if kept and not swap and signal[0] != "restated" and not _given_up(new, kept):
         return None  # the old value stands in the new text, not as what was left
     if not gone and not kept:
         if (before is not None and before[1] != signal[1]) or left or states.done(old, new):
@@ -313,10 +316,12 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     if situation:
         return "now", situation
     # "Dentist is Dr. Patel" / "Dentist: Dr. Kim": no cue word, none of the user's words.
-    return ("restated", "") if restate and restated(old, new) else None
+    # Offline, only two values of one kind (two names, two numbers, two dates), never a
+    # description ("My dentist is really gentle"); an LLM confirms any other.
+    return ("restated", "") if restated(old, new, typed=not restate) else None
 
 
-def may_change(text: str, restate: bool = False) -> bool:
+def may_change(text: str) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
     of change, a named thing's number, a verb of finishing, a negation, or a key with
     a value (the decision itself needs the older text: :func:`judge`)."""
@@ -325,7 +330,7 @@ def may_change(text: str, restate: bool = False) -> bool:
         cue(text) is not None
         or states.versioned(text)
         or states.may_finish_or_flip(text)
-        or (restate and may_restate(text))
+        or may_restate(text)
     )
 
 
@@ -565,12 +570,11 @@ def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:
     return True
 
 
-def word_queries(new_text: str, restate: bool = False) -> tuple[str, str] | None:
+def word_queries(new_text: str) -> tuple[str, str] | None:
     """The tsquery texts (English, Chinese) that find what a statement of change may
     replace, or None when ``new_text`` states no change. The words of the statement,
-    the other products of the kinds it names, and for a move the words of living.
-    ``restate``: as :func:`may_change` (a key said again, where an LLM confirms)."""
-    if not _facts.is_change(new_text) and not may_change(new_text, restate):
+    the other products of the kinds it names, and for a move the words of living."""
+    if not _facts.is_change(new_text) and not may_change(new_text):
         return None
     words = query_terms(new_text + " " + " ".join(_facts.change_words(new_text)))
     english, chinese = synonyms.widened(new_text, *words)  # "经费" meets "预算"

@@ -36,7 +36,11 @@ _COPULA_EN = re.compile(r"(?<!\s)\s+(?:is|are|was)\s", re.IGNORECASE)
 _CONTRACTED = re.compile(r"['’]s\s+", re.IGNORECASE)
 #: A statement of one key and its value is short: longer texts are not read as one.
 _LONGEST = 300
-_POSSESSIVE_ZH = re.compile(r"^(?:我们的|我的|你的|咱们的)")
+#: What opens a key before the thing it names: "我的", "我们", "这个" ("这个项目的负责人" is
+#: the 项目负责人; "我最爱的书" the 最爱的书).
+_POSSESSIVE_ZH = re.compile(
+    r"^(?:我们的|我的|你的|咱们的|我们|咱们|这个|那个|我(?=最|常|平时|家的|家))"
+)
 _COPULA_ZH = frozenset("是 叫 为 姓".split())
 _PRONOUNS = frozenset(
     "i i'm we you he she they it it's this that there here these those "
@@ -56,8 +60,10 @@ _SEVERAL = re.compile(
     re.IGNORECASE,
 )
 _LISTS = re.compile(
-    r"to-?do|task|errand|grocer|shopping|packing|wish|reminder|"
-    r"待办|任务|购物|要买|采购|行李|提醒|备忘",
+    r"to-?do|task|errand|grocer|shopping|packing|wish|reminder|decision|idea|note|goal|"
+    r"\bwant(?:s|ed)? to\b|\bwanna\b|"
+    # What one wants to read, see or buy ("想看的书", "想去的地方") is a list of them.
+    r"待办|任务|购物|要买|采购|行李|提醒|备忘|决定|决策|想法|笔记|备注|目标|想[\u4e00-\u9fff]{1,2}的",
     re.IGNORECASE,
 )
 #: A list's own attributes are single ("Grocery budget: $600", 购物预算).
@@ -71,7 +77,7 @@ _ATTRIBUTE_HEADS = frozenset(
 )
 #: What follows a key in a statement with no copula: a verb of it ("CI runs on…",
 #: "Netflix costs…", "团建预算定为…") or a number ("体重75公斤").
-_ZH_FOLLOWING = ("v", "m", "p", "d")
+_ZH_FOLLOWING = ("v", "m", "p", "d", "r", "t", "e")  # "e": "eng", a Latin value
 
 #: A word that adds a value to the ones before: "Spotify too", "还有芹菜".
 _ADDED = re.compile(r"\b(?:too|also|as well|another|plus)\b|还有|也|另外|再加", re.IGNORECASE)
@@ -189,9 +195,12 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
             return None
         # "后端数据库用的是MySQL": what a thing uses is its value.
         key, value = "".join(words[:at]).removesuffix("用的"), "".join(words[at + 1 :])
+        if words[at] not in key:  # the value as written ("《围城》", "MacBook Air")
+            value = clause[clause.find(words[at]) + len(words[at]) :].strip() or value
     else:
         return None
-    words = ordered_words(_POSSESSIVE_ZH.sub("", key.strip()))
+    key = _POSSESSIVE_ZH.sub("", key.strip())
+    words = ordered_words(key)
     if not words or words[0] in _PRONOUNS or _several(key):
         return None
     tokens = tuple(_tokens(key))
@@ -319,14 +328,20 @@ def _same_shape(a: tuple[frozenset[str], str], b: tuple[frozenset[str], str]) ->
     return a[1] == b[1] or (not (a[1] and b[1]) and "due" not in (a[1], b[1]))
 
 
-def restated(old: str, new: str) -> str:
+def restated(old: str, new: str, typed: bool = False) -> str:
     """The key ``new`` gives another value of, where ``old`` gives one with no word of
     change; or "".
+
+    ``typed``: only where both values are values, of one kind (:func:`value_kind`: two
+    names, two numbers of one scale, two dates, two addresses), not a description
+    ("My dentist is Dr. Patel." / "My dentist is really gentle.").
 
     Example:
         >>> restated("My dentist is Dr. Patel.", "Dentist — Dr. Kim, over on 5th Ave.")
         'dentist'
         >>> restated("My home address is 14 Elm Road.", "Work address is 9 Park Row.")
+        ''
+        >>> restated("My car is a Tesla.", "My car is white.", typed=True)
         ''
     """
     if len(old) > _LONGEST or len(new) > _LONGEST:
@@ -349,7 +364,8 @@ def restated(old: str, new: str) -> str:
     if _ADDED.search(new) or _counts_other(value_old, new):
         return ""  # "Spotify too"; "three bedrooms" / "1,800 square feet"
     said_old, said_new = numbers(value_old), numbers(new)
-    if not both and not (said_old and said_new):
+    contact = value_kind(value_old) in _CONTACT and value_kind(value_new) in _CONTACT
+    if not both and not (said_old and said_new) and not contact:
         return ""  # said with a verb ("Netflix costs…"): a quantity's value only
     if both and bool(_QUANTITY.match(value_old)) != bool(_QUANTITY.match(value_new)):
         return ""  # "pescatarian" / "about 120 g of protein": another attribute
@@ -365,15 +381,188 @@ def restated(old: str, new: str) -> str:
     if both and said_old and said_new and units_old and lost and "time" not in shape_old[0]:
         return ""  # "左眼450度" / "右眼500度": the number of another thing
     gone = (said_old and not said_old & said_new) or bool(lost)
-    names = _names(value_old)
-    if names and names <= _names(value_new):
-        gone = False  # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again
+    if value_kind(value_old) == "phone":  # "07700 900412" / "07700 900855": one prefix
+        gone = _digits(value_old) not in _digits(new)
+    names, names_new = _names(value_old), _names(value_new)
+    if names and names_new and (names <= names_new or (typed and names_new <= names)):
+        # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again; offline,
+        # "MacBook Pro 14-inch" / "the 14-inch MacBook" too.
+        gone = False
     core = _TITLE_ZH.sub("", value_old).strip("。 ，")
     if has_han(core) and len(core) <= 4 and core in new:
         gone = False  # "李大夫" / "社区医院的李建华大夫": one person named more fully
     if not (said_old or words):
         gone = _plain(value_old) not in _plain(new)
+    if gone and typed:
+        # A value read from a whole text ("我体重 65 公斤") is what follows its key.
+        a = value_old if value_old != old else _after_key(old, key)
+        b = value_new if value_new != new else _after_key(new, key)
+        kind, other = value_kind(a), value_kind(b)
+        # A name in lower case ("east of eden") is read as a thing: the two are one kind.
+        if not kind or ({kind, other} != {kind} and {kind, other} != {"name", "thing"}):
+            return ""
+        if kind == "quantity" and _measures(a) != _measures(b):
+            return ""  # "5'11\"" / "180 cm": one height, maybe, on two scales
+        if _shortened(a, b):
+            return ""  # "Name: Alexander" / "Name: Alex": one value, said shorter
     return " ".join(key) if gone else ""
+
+
+#: Kinds of value (:func:`value_kind`).
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_DIGIT_RUN = re.compile(r"\+?\d[\d\s().-]*\d")
+_CLOCK = re.compile(
+    r"\d{1,2}[:：]\d\d|\d\s*(?:a\.?m|p\.?m)\b|\b(?:noon|midnight|o'clock)\b|"
+    r"[\d零一二两三四五六七八九十][点时]|上午|下午|中午|晚上|早上|凌晨|傍晚",
+    re.IGNORECASE,
+)
+_DAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:weekend|tomorrow|tonight)\b|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}/\d{1,2}\b|"
+    r"周[一二三四五六日天末]|星期|礼拜|[\d一二三四五六七八九十]+月|[\d一二三四五六七八九十]+[号日]|"
+    r"明天|后天|国庆|五一|春节|元旦|端午|中秋",
+    re.IGNORECASE,
+)
+#: A description, not a value: said with a word of degree or a negation, as a state
+#: ("really gentle", "挺好的", "不太靠谱"), or an origin ("上海人").
+_DESCRIBED_EN = re.compile(
+    r"^(?:really|very|so|too|pretty|quite|kinda|kind of|sort of|super|rather|a bit|"
+    r"a little|always|never|not|no longer|still|getting|more|less|extremely|way|totally|"
+    r"such|how|being|doing|going)\b",
+    re.IGNORECASE,
+)
+_DESCRIBED_ZH = re.compile(
+    r"^(?:挺|很|太|特别|非常|比较|超|蛮|有点|有些|不|没|贼|可|真|巨|还|也|都|老是|一直)"
+    r"|[\u4e00-\u9fff]{2,3}人$"
+)
+#: How often a quantity is given, before it: "每月5200元", "a month: $40".
+_PER = re.compile(
+    r"^\s*(?:每(?:个)?[月天周年日]|一个月|per\s+\w+|an?\s+(?:month|year|week|day))\s*"
+)
+#: A preposition before a value ("在中关村", "at 9:15", "定在莫干山"): the value follows.
+_BEFORE_VALUE = re.compile(r"^\s*(?:(?:定|改|安排)?在|于|(?:at|in|on)\s+)", re.IGNORECASE)
+#: Words that describe rather than name: common adjectives of people and things, and
+#: the endings of most others ("helpful", "nervous", "expensive", "reliable").
+_ADJECTIVES = frozenset(
+    "good bad nice great fine ok okay old new big small cheap expensive far close near late "
+    "early busy free white black red blue green grey gray silver brown yellow pink purple "
+    "strict kind mean rude slow fast loud quiet young tall short hot cold clean dirty safe "
+    "tiny huge fun cool awesome terrible awful amazing lovely friendly weird strange boring "
+    "cute smart rich poor full empty open closed done sick ill well happy sad tired fat thin "
+    "gentle nice-ish decent solid meh fancy pricey cozy cosy rough tough easy hard".split()
+)
+_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|ible|able|less|ish)$", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:an?|the|my|our|his|her|their)\s+", re.IGNORECASE)
+_CONTACT = frozenset({"email", "phone"})
+_NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
+
+
+def value_kind(value: str) -> str:
+    """What kind of value ``value`` is: "email", "phone", "time" (with "day" and/or
+    "clock"), "quantity", "name" (a person, place, product or organisation by its
+    name), "thing" (a short noun phrase), or "" for a description or a clause.
+
+    Example:
+        >>> value_kind("Dr. Kim, over on 5th Ave."), value_kind("really gentle")
+        ('name', '')
+        >>> value_kind("每月18号"), value_kind("周二下午两点")
+        ('time:day', 'time:day+clock')
+    """
+    text = value.strip(" \t.。,，!！;；")
+    if not text:
+        return ""
+    if _EMAIL.search(text):
+        return "email"
+    if any(len(re.sub(r"\D", "", run)) >= 7 for run in _DIGIT_RUN.findall(text)):
+        return "phone"
+    first = re.split(r"[,，(（]", text, maxsplit=1)[0].strip()  # "Dr. Kim, over on 5th"
+    first = _BEFORE_VALUE.sub("", first)
+    if re.search(r"《[^》]+》", first):
+        return "name"  # a title: 《围城》
+    if has_han(first):
+        if _DESCRIBED_ZH.search(first) or (first.endswith("的") and not _latin_or_named(first)):
+            return ""
+    elif _DESCRIBED_EN.match(first):
+        return ""
+    day, clock = bool(_DAY.search(first)), bool(_CLOCK.search(first))
+    if day or clock:
+        return "time:" + "+".join(k for k, on in (("day", day), ("clock", clock)) if on)
+    if numbers(first) and _QUANTITY.match(_PER.sub("", first)):
+        return "quantity"
+    if has_han(first):
+        if _latin_or_named(first):
+            return "name"
+        tags = [f for w, f in tagged(first) if w.strip()]
+        return "thing" if tags and tags[0][0] == "n" else ""
+    bare = _ARTICLE.sub("", first)
+    words = bare.split()
+    if not words:
+        return ""
+    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare) or bare[0].isupper():
+        return "name"
+    if any(re.search(r"[a-z]\d|\d[a-z]", w, re.IGNORECASE) for w in words):
+        return "name"  # "x1 carbon", "m2"
+    if len(words) > 3 or any(w.lower() in _ADJECTIVES for w in words):
+        return ""
+    if len(words) == 1 and _ADJECTIVE_ENDING.search(words[0]):
+        return ""
+    return "thing"
+
+
+def _latin_or_named(text: str) -> bool:
+    """Whether a Chinese value names something: Latin letters (a product, "TP-Link"), a
+    person as addressed (老刘, 王医生), or a word jieba knows as a name or place."""
+    if re.search(r"[A-Za-z]", text) or _PERSON_ZH.search(text):
+        return True
+    return any(f in _NAME_TAGS for w, f in tagged(text))
+
+
+_PERSON_ZH = re.compile(
+    rf"^[小老阿][\u4e00-\u9fff](?:[，,。]|$)|^[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|教授|师傅)"
+)
+
+
+def _after_key(value: str, key: tuple[str, ...]) -> str:
+    """A value read with its key still in front ("我体重 65 公斤" for the key 体重): what
+    comes after the key's last word."""
+    words = [w for w in key if not w.startswith("#")]
+    if not words:
+        return value
+    low = value.lower()
+    at = max((low.find(w.lower()) + len(w) for w in words if w.lower() in low), default=0)
+    return value[at:] if at < len(value) else value
+
+
+_MEASURE = (
+    ("kg", re.compile(r"kg|公斤|千克", re.I)),
+    ("jin", re.compile(r"斤")),
+    ("lb", re.compile(r"lbs?\b|pounds?", re.I)),
+    ("m", re.compile(r"cm|厘米|公分|米", re.I)),
+    ("ft", re.compile(r"ft\b|feet|foot|inch|'|\"|″|′", re.I)),
+    ("mg", re.compile(r"mg|毫克", re.I)),
+    ("ml", re.compile(r"ml|毫升", re.I)),
+)
+
+
+def _measures(text: str) -> frozenset[str]:
+    """The units a quantity is given in (kg and 公斤 are one; kg and 斤 are two)."""
+    return frozenset(name for name, pattern in _MEASURE if pattern.search(text))
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
+
+
+def _shortened(a: str, b: str) -> bool:
+    """Whether one value is the other said shorter ("Alexander" / "Alex", "Alexander
+    Brandt" / "Alex Brandt": each word the start of the other's)."""
+    pa, pb = (_plain(re.split(r"[,，(（]", v, maxsplit=1)[0]).split() for v in (a, b))
+    short, long = (pa, pb) if len(pa) <= len(pb) else (pb, pa)
+    if not short or len(" ".join(short)) < 2:
+        return False
+    # "Crunch" / "Crunch Fitness": the shorter one begins the longer.
+    return all(x.startswith(y) or y.startswith(x) for x, y in zip(short, long, strict=False))
 
 
 def _names(text: str) -> frozenset[str]:

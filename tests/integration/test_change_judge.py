@@ -53,20 +53,25 @@ def test_a_refused_change_keeps_both(
     assert len(store.list_memories()) == 2
 
 
-def test_a_key_said_again_is_replaced_only_when_the_llm_confirms(
+def test_a_key_said_again_with_an_untyped_value_is_replaced_only_when_the_llm_confirms(
     make_store: Any, fake_openai: FakeOpenAI, llm: OpenAICompatibleLLM
 ) -> None:
     offline = make_store(user_id="bob")
-    kept = offline.add_memory("My dentist is Dr. Patel.", "user_profile")
+    kept = offline.add_memory("My favorite color is green.", "user_profile")
+    offline.add_memory("Favorite color: navy blue", "user_profile")
+    # A word that may describe as well as name ("green", "gentle"): offline, both kept.
+    assert offline.get(kept)["superseded_by"] is None
+    # Two names are two values of one key: offline too, the new one replaces.
+    dentist = offline.add_memory("My dentist is Dr. Patel.", "user_profile")
     offline.add_memory("Dentist — Dr. Kim, over on 5th Ave.", "user_profile")
-    assert offline.get(kept)["superseded_by"] is None  # no word of change: both kept
+    assert offline.get(dentist)["superseded_by"] is not None
 
     store = make_store(user_id="alice", judge=llm)
-    old = store.add_memory("My dentist is Dr. Patel.", "user_profile")
+    old = store.add_memory("My favorite color is green.", "user_profile")
     fake_openai.script(reply("CONTRADICTS"))
-    new = store.add_memory("Dentist — Dr. Kim, over on 5th Ave.", "user_profile")
+    new = store.add_memory("Favorite color: navy blue", "user_profile")
     assert store.get(old)["superseded_by"] == new
     event = next(e for e in store.history(old) if e["event"] == "superseded")
     assert event["detail"]["evidence"]["cue_kind"] == "restated"
     assert event["detail"]["evidence"]["confirmed_by"] == "judge"
-    assert "Dr. Patel" in fake_openai.requests[-1]["messages"][-1]["content"]
+    assert "green" in fake_openai.requests[-1]["messages"][-1]["content"]
