@@ -66,6 +66,9 @@ _LISTS = re.compile(
     r"待办|任务|购物|要买|采购|行李|提醒|备忘|决定|决策|想法|笔记|备注|目标|想[\u4e00-\u9fff]{1,2}的",
     re.IGNORECASE,
 )
+_EVENTS = re.compile(
+    r"(?:a |an |the )?(?:meeting|appointment|event|call)|会议|会|活动|约会|安排|日程", re.I
+)
 #: A list's own attributes are single ("Grocery budget: $600", 购物预算).
 _LIST_ATTRIBUTE = re.compile(r"(?:budget|cost|day|time|date|预算|费用|时间|日期)\s*$", re.I)
 
@@ -210,9 +213,18 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
     return tokens + tuple(f"#{n:g}" for n in sorted(numbers(key))), value
 
 
+def _marked(text: str) -> bool:
+    """Whether the first clause of ``text`` has a key's mark (":", "—", "="): a key
+    of its own, even one :func:`key_value` does not read as one slot."""
+    return _MARK.search(_CLAUSE.split(text.strip(), maxsplit=1)[0]) is not None
+
+
 def _several(key: str) -> bool:
     """Whether a key holds several values at once: by its meaning (allergies, hobbies),
-    by its form (a plural, a list, "foods I hate"), or as a nominal clause ("要准备的")."""
+    by its form (a plural, a list, "foods I hate"), as a nominal clause ("要准备的"), or
+    a bare label of events ("会议：…", "Meeting: …": one of many, not the one)."""
+    if _EVENTS.fullmatch(_POSSESSIVE_ZH.sub("", key.strip()).strip()):
+        return True
     words = [w for w in re.findall(r"[A-Za-z]+(?:['’][a-z]+)?", key) if w.lower() not in _FILLER]
     plural = any(re.search(r"[^su'’]s$", w) for w in words[:1] + words[-1:])
     return bool(
@@ -351,12 +363,12 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         if not _same_key(parsed_old[0], parsed_new[0]):
             return ""
         key, value_old, value_new = parsed_new[0], parsed_old[1], parsed_new[1]
-    elif parsed_new and _leads(old, parsed_new[0]):
+    elif parsed_new and _leads(old, parsed_new[0]) and not _marked(old):
         key, value_old, value_new = parsed_new[0], old, parsed_new[1]
-    elif parsed_old and _leads(new, parsed_old[0]):
+    elif parsed_old and _leads(new, parsed_old[0]) and not _marked(new):
         key, value_old, value_new = parsed_old[0], parsed_old[1], new
     else:
-        return ""
+        return ""  # (a key of its own that is no slot: "Email for newsletters: …")
     both = value_old != old and value_new != new
     shape_old = _shape(value_old, value_old != old)
     if not _same_shape(shape_old, _shape(value_new, value_new != new)):
@@ -382,7 +394,8 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         return ""  # "左眼450度" / "右眼500度": the number of another thing
     gone = (said_old and not said_old & said_new) or bool(lost)
     if value_kind(value_old) == "phone":  # "07700 900412" / "07700 900855": one prefix
-        gone = _digits(value_old) not in _digits(new)
+        a, b = _digits(value_old), _digits(value_new if value_new != new else new)
+        gone = a not in b and b not in a  # "+86 138 0013 4567" / "13800134567": one
     names, names_new = _names(value_old), _names(value_new)
     if names and names_new and (names <= names_new or (typed and names_new <= names)):
         # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again; offline,
@@ -452,7 +465,7 @@ _ADJECTIVES = frozenset(
     "cute smart rich poor full empty open closed done sick ill well happy sad tired fat thin "
     "gentle nice-ish decent solid meh fancy pricey cozy cosy rough tough easy hard".split()
 )
-_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|ible|able|less|ish)$", re.IGNORECASE)
+_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|ible|able|less|ish|ed|ing)$", re.IGNORECASE)
 _ARTICLE = re.compile(r"^(?:an?|the|my|our|his|her|their)\s+", re.IGNORECASE)
 _CONTACT = frozenset({"email", "phone"})
 _NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
@@ -569,7 +582,7 @@ def _names(text: str) -> frozenset[str]:
     """The capitalised words of a value that are not titles ("Dr.", "Mrs."): its names."""
     return frozenset(
         w.casefold()
-        for w in re.findall(r"\b[A-Z][a-z]+\b", text)
+        for w in re.findall(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b", text)
         if w not in EN_TITLES and w.lower() not in _FILLER
     )
 
