@@ -44,6 +44,7 @@ from memory_pg.text.cues import CUES, spelled
 from memory_pg.text.restated import may_restate, restated
 from memory_pg.text.states import unchanged
 from memory_pg.text.subjects import KIN, PEER, stem
+from memory_pg.text.values import same_measure
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
 #: Words that say when or how a change happened, not what it is about.
@@ -241,6 +242,8 @@ def judge(
         same = slot
     elif signal[0] == "restated":
         same = "key"  # "最爱的书是《活着》" / "我最爱的书是《围城》": one key, by its words
+    elif signal[0] == "value" and (unit := same_measure(old, new)):
+        same = unit  # "taking 50mg sertraline" / "dose went up to 100mg": one amount
     elif moved := aspects.speaker_moved(
         old, new, signal, subjects.holders(old) | subjects.holders(new)
     ):

@@ -43,7 +43,9 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|搬(?:到|去|了|家|回)|迁(?:到|至|移|去|回)|调(?:到|回|去)|挪(?:到|去)|转到|转去|落户到"
         # A home of one's own is a move: "bought a house in the suburbs", "买房了".
         r"|\bbought (?:a|our|my) (?:house|home|place|condo|flat|apartment)\b"
-        r"|\bgot (?:a|our|my) own (?:place|apartment|flat)\b|\bmoved out\b|买(?:了)?房",
+        r"|\bgot (?:a|our|my) own (?:place|apartment|flat)\b|\bmoved out\b|买(?:了)?房"
+        # Settled somewhere: "在那边定居了", "在成都安家了", "settled down in Denver".
+        r"|定居|安家|\bsettled (?:down |in\b)",
     ),
     (
         "postponed",
@@ -66,7 +68,11 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|更新|改名|重写|转成|改了|改(?=[喝吃用在去做走坐买学打穿开住])|换(?=[了成到掉个])|转行|转岗"
         r"|\b(?:went |going |got |am |are |is |we're |i'm )?back to\b|回到|恢复(?:到|成|为)"
         r"|入职|\bjoined\b|\bstarted (?:at|a new job)\b|进入|\btook over\b|\bhanded\b"
-        r"|\bpassed to\b|\btaken over\b",
+        r"|\bpassed to\b|\btaken over\b|交给|交由|接手|接管|换人"
+        # A job taken: "took a full time job as…", "landed a role at…".
+        r"|\b(?:took|got|accepted|landed) (?:a|an) (?:[\w-]+ ){0,2}(?:job|position|role|offer)\b"
+        # 改 before an amount: "奶茶改三分糖了", "改两片" (not "改一下").
+        r"|改(?=[二两三四五六七八九十半\d]|一(?![下改遍次点]))",
     ),
     (
         "value",
@@ -77,6 +83,8 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|涨租|加到|减为|升到|批下来|(?:进度|数)到\s*[\d零一二两三四五六七八九十]"
         # Pay and rank changed: "加薪了", "升职了", "got promoted".
         r"|加薪|涨薪|降薪|调薪|涨工资|升职|晋升|\bpromoted\b"
+        # Promoted to a rank: "升经理了", "升了主管".
+        r"|升(?:了|到|为|成)?(?=(?:高级|资深|副|正)?(?:经理|主管|总监|组长|主任|科长|处长|部长|店长|主编))"
         # Any verb that brings a value to a number: "放宽到6000", "缩到两台",
         # "lowered my savings target to 7k", "trimmed it to $40".
         # Only the verb is the signal; the words up to the number stay the text's own

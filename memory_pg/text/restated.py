@@ -23,6 +23,19 @@ from memory_pg.entities import has_han
 from memory_pg.text.attributes import stated, tagged
 from memory_pg.text.quantities import counted
 from memory_pg.text.subjects import EN_TITLES, ZH_TITLES, stem
+from memory_pg.text.values import (
+    CONTACT,
+    EN_NUMBER_WORDS,
+    NUMBER,
+    QUANTITY,
+    after_key,
+    digits,
+    measures,
+    numbers,
+    plain,
+    shortened,
+    value_kind,
+)
 
 #: Where a first clause ends: not at a thousands separator ("$2,000") or a title ("Dr.").
 _CLAUSE = re.compile(
@@ -89,88 +102,13 @@ _UNIT = re.compile(
     r"(?<![A-Za-z])\d[\d,.]*\s*([a-z]+)|[\d零〇一二两三四五六七八九十百千万]\s*([\u4e00-\u9fff])",
     re.IGNORECASE,
 )
-#: Where a quantity starts a value ("about 72", "$15", "大概120/80"): a value of size.
-_QUANTITY = re.compile(
-    r"^\s*(?:about|around|roughly|approx\.?|~|约|大概|大约)?\s*[$¥￥€£]?\s*[\d零〇一二两三四五六七八九十百千]",
-    re.IGNORECASE,
-)
-
-_ZH_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
-_ZH_BIG = {"万": 10_000, "亿": 100_000_000}
-_EN_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
-_EN_SCALE = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 10**6}
-_NUMBER = re.compile(
-    # A number with thousands separators and one decimal point; "10.0.0.5" and
-    # "18.2.0" are read as the numbers they hold, not as one.
-    r"(?<![A-Za-z\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d.]*\.\d)"
-    r"\s*([kKmM](?![A-Za-z])|万|千|亿)?"
-    r"|([零〇一二两三四五六七八九十百千万亿]+)"
-    r"|\b((?:(?:" + "|".join(sorted(_EN_WORDS, key=len, reverse=True)) + r")\b[\s-]?)+)"
-    r"(?:\s*(hundred|thousand|grand|million)\b)?",
-    re.IGNORECASE,
-)
-
-
-def _zh_value(text: str) -> float | None:
-    """三千 → 3000, 五千二 → 5200, 一万五千 → 15000, 三百六 → 360, 十八万 → 180000."""
-    total, section, digit, last_unit = 0, 0, -1, 1
-    for ch in text:
-        if ch in _ZH_DIGIT:
-            digit = _ZH_DIGIT[ch]
-        elif ch in _ZH_UNIT:
-            section += (1 if digit < 0 else digit) * _ZH_UNIT[ch]
-            digit, last_unit = -1, _ZH_UNIT[ch]
-        elif ch in _ZH_BIG:
-            section += max(digit, 0)
-            total += (section or 1) * _ZH_BIG[ch]
-            section, digit, last_unit = 0, -1, _ZH_BIG[ch]
-        else:
-            return None
-    if digit >= 0:  # "五千二": the digit after the last unit is of the next one down
-        section += digit * (last_unit // 10 if last_unit >= 10 else 1)
-    return float(total + section)
-
-
-@lru_cache(maxsize=4096)
-def numbers(text: str) -> frozenset[float]:
-    """The numbers ``text`` gives, by value: "$2,100" and "2100", "6.5k" and "6500",
-    "两千" and "2000", "two grand" and "2,000" are one number.
-
-    Example:
-        >>> sorted(numbers("房租一个月五千二，押金 1.2万"))
-        [1.0, 5200.0, 12000.0]
-    """
-    found: set[float] = set()
-    for m in _NUMBER.finditer(text):
-        digits, scale, han, words, word_scale = m.groups()
-        if digits:
-            value = float(digits.replace(",", ""))
-            scale = (scale or "").lower()
-            value *= {"k": 1000, "m": 10**6, "万": 10_000, "千": 1000, "亿": 10**8}.get(scale, 1)
-        elif han:
-            parsed = _zh_value(han)
-            if parsed is None:
-                continue
-            value = parsed
-        else:
-            parts = [_EN_WORDS.get(w.lower(), 0) for w in re.split(r"[\s-]+", words.strip()) if w]
-            value = float(sum(parts)) * _EN_SCALE.get((word_scale or "").lower(), 1)
-        found.add(value)
-    return frozenset(found)
 
 
 def _tokens(text: str) -> list[str]:
     return [
         stem(w) if not has_han(w) else w
         for w in ordered_words(text)
-        if w.lower() not in _FILLER and not _NUMBER.fullmatch(w)
+        if w.lower() not in _FILLER and not NUMBER.fullmatch(w)
     ]
 
 
@@ -303,7 +241,7 @@ def _tags(text: str) -> tuple[tuple[str, str], ...]:
 
 
 _COUNT_NOUN = re.compile(
-    r"(?:\d[\d,.]*|\b(?:" + "|".join(_EN_WORDS) + r"))\s+([a-z]{3,})", re.IGNORECASE
+    r"(?:\d[\d,.]*|\b(?:" + "|".join(EN_NUMBER_WORDS) + r"))\s+([a-z]{3,})", re.IGNORECASE
 )
 
 
@@ -376,10 +314,10 @@ def restated(old: str, new: str, typed: bool = False) -> str:
     if _ADDED.search(new) or _counts_other(value_old, new):
         return ""  # "Spotify too"; "three bedrooms" / "1,800 square feet"
     said_old, said_new = numbers(value_old), numbers(new)
-    contact = value_kind(value_old) in _CONTACT and value_kind(value_new) in _CONTACT
+    contact = value_kind(value_old) in CONTACT and value_kind(value_new) in CONTACT
     if not both and not (said_old and said_new) and not contact:
         return ""  # said with a verb ("Netflix costs…"): a quantity's value only
-    if both and bool(_QUANTITY.match(value_old)) != bool(_QUANTITY.match(value_new)):
+    if both and bool(QUANTITY.match(value_old)) != bool(QUANTITY.match(value_new)):
         return ""  # "pescatarian" / "about 120 g of protein": another attribute
     units_old, units_new = _units(value_old), _units(value_new)
     if units_old and units_new and not _one_scale(units_old, units_new):
@@ -394,7 +332,7 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         return ""  # "左眼450度" / "右眼500度": the number of another thing
     gone = (said_old and not said_old & said_new) or bool(lost)
     if value_kind(value_old) == "phone":  # "07700 900412" / "07700 900855": one prefix
-        a, b = _digits(value_old), _digits(value_new if value_new != new else new)
+        a, b = digits(value_old), digits(value_new if value_new != new else new)
         gone = a not in b and b not in a  # "+86 138 0013 4567" / "13800134567": one
     names, names_new = _names(value_old), _names(value_new)
     if names and names_new and (names <= names_new or (typed and names_new <= names)):
@@ -405,177 +343,20 @@ def restated(old: str, new: str, typed: bool = False) -> str:
     if has_han(core) and len(core) <= 4 and core in new:
         gone = False  # "李大夫" / "社区医院的李建华大夫": one person named more fully
     if not (said_old or words):
-        gone = _plain(value_old) not in _plain(new)
+        gone = plain(value_old) not in plain(new)
     if gone and typed:
         # A value read from a whole text ("我体重 65 公斤") is what follows its key.
-        a = value_old if value_old != old else _after_key(old, key)
-        b = value_new if value_new != new else _after_key(new, key)
+        a = value_old if value_old != old else after_key(old, key)
+        b = value_new if value_new != new else after_key(new, key)
         kind, other = value_kind(a), value_kind(b)
         # A name in lower case ("east of eden") is read as a thing: the two are one kind.
         if not kind or ({kind, other} != {kind} and {kind, other} != {"name", "thing"}):
             return ""
-        if kind == "quantity" and _measures(a) != _measures(b):
+        if kind == "quantity" and measures(a) != measures(b):
             return ""  # "5'11\"" / "180 cm": one height, maybe, on two scales
-        if _shortened(a, b):
+        if shortened(a, b):
             return ""  # "Name: Alexander" / "Name: Alex": one value, said shorter
     return " ".join(key) if gone else ""
-
-
-#: Kinds of value (:func:`value_kind`).
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_DIGIT_RUN = re.compile(r"\+?\d[\d\s().-]*\d")
-_CLOCK = re.compile(
-    r"\d{1,2}[:：]\d\d|\d\s*(?:a\.?m|p\.?m)\b|\b(?:noon|midnight|o'clock)\b|"
-    r"[\d零一二两三四五六七八九十][点时]|上午|下午|中午|晚上|早上|凌晨|傍晚",
-    re.IGNORECASE,
-)
-_DAY = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:weekend|tomorrow|tonight)\b|"
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|"
-    r"\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}/\d{1,2}\b|"
-    r"周[一二三四五六日天末]|星期|礼拜|[\d一二三四五六七八九十]+月|[\d一二三四五六七八九十]+[号日]|"
-    r"明天|后天|国庆|五一|春节|元旦|端午|中秋",
-    re.IGNORECASE,
-)
-#: A description, not a value: said with a word of degree or a negation, as a state
-#: ("really gentle", "挺好的", "不太靠谱"), or an origin ("上海人").
-_DESCRIBED_EN = re.compile(
-    r"^(?:really|very|so|too|pretty|quite|kinda|kind of|sort of|super|rather|a bit|"
-    r"a little|always|never|not|no longer|still|getting|more|less|extremely|way|totally|"
-    r"such|how|being|doing|going)\b",
-    re.IGNORECASE,
-)
-_DESCRIBED_ZH = re.compile(
-    r"^(?:挺|很|太|特别|非常|比较|超|蛮|有点|有些|不|没|贼|可|真|巨|还|也|都|老是|一直)"
-    r"|[\u4e00-\u9fff]{2,3}人$"
-)
-#: How often a quantity is given, before it: "每月5200元", "a month: $40".
-_PER = re.compile(
-    r"^\s*(?:每(?:个)?[月天周年日]|一个月|per\s+\w+|an?\s+(?:month|year|week|day))\s*"
-)
-#: A preposition before a value ("在中关村", "at 9:15", "定在莫干山"): the value follows.
-_BEFORE_VALUE = re.compile(r"^\s*(?:(?:定|改|安排)?在|于|(?:at|in|on)\s+)", re.IGNORECASE)
-#: Words that describe rather than name: common adjectives of people and things, and
-#: the endings of most others ("helpful", "nervous", "expensive", "reliable").
-_ADJECTIVES = frozenset(
-    "good bad nice great fine ok okay old new big small cheap expensive far close near late "
-    "early busy free white black red blue green grey gray silver brown yellow pink purple "
-    "strict kind mean rude slow fast loud quiet young tall short hot cold clean dirty safe "
-    "tiny huge fun cool awesome terrible awful amazing lovely friendly weird strange boring "
-    "cute smart rich poor full empty open closed done sick ill well happy sad tired fat thin "
-    "gentle nice-ish decent solid meh fancy pricey cozy cosy rough tough easy hard".split()
-)
-_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|ible|able|less|ish|ed|ing)$", re.IGNORECASE)
-_ARTICLE = re.compile(r"^(?:an?|the|my|our|his|her|their)\s+", re.IGNORECASE)
-_CONTACT = frozenset({"email", "phone"})
-_NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
-
-
-def value_kind(value: str) -> str:
-    """What kind of value ``value`` is: "email", "phone", "time" (with "day" and/or
-    "clock"), "quantity", "name" (a person, place, product or organisation by its
-    name), "thing" (a short noun phrase), or "" for a description or a clause.
-
-    Example:
-        >>> value_kind("Dr. Kim, over on 5th Ave."), value_kind("really gentle")
-        ('name', '')
-        >>> value_kind("每月18号"), value_kind("周二下午两点")
-        ('time:day', 'time:day+clock')
-    """
-    text = value.strip(" \t.。,，!！;；")
-    if not text:
-        return ""
-    if _EMAIL.search(text):
-        return "email"
-    if any(len(re.sub(r"\D", "", run)) >= 7 for run in _DIGIT_RUN.findall(text)):
-        return "phone"
-    first = re.split(r"[,，(（]", text, maxsplit=1)[0].strip()  # "Dr. Kim, over on 5th"
-    first = _BEFORE_VALUE.sub("", first)
-    if re.search(r"《[^》]+》", first):
-        return "name"  # a title: 《围城》
-    if has_han(first):
-        if _DESCRIBED_ZH.search(first) or (first.endswith("的") and not _latin_or_named(first)):
-            return ""
-    elif _DESCRIBED_EN.match(first):
-        return ""
-    day, clock = bool(_DAY.search(first)), bool(_CLOCK.search(first))
-    if day or clock:
-        return "time:" + "+".join(k for k, on in (("day", day), ("clock", clock)) if on)
-    if numbers(first) and _QUANTITY.match(_PER.sub("", first)):
-        return "quantity"
-    if has_han(first):
-        if _latin_or_named(first):
-            return "name"
-        tags = [f for w, f in tagged(first) if w.strip()]
-        return "thing" if tags and tags[0][0] == "n" else ""
-    bare = _ARTICLE.sub("", first)
-    words = bare.split()
-    if not words:
-        return ""
-    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare) or bare[0].isupper():
-        return "name"
-    if any(re.search(r"[a-z]\d|\d[a-z]", w, re.IGNORECASE) for w in words):
-        return "name"  # "x1 carbon", "m2"
-    if len(words) > 3 or any(w.lower() in _ADJECTIVES for w in words):
-        return ""
-    if len(words) == 1 and _ADJECTIVE_ENDING.search(words[0]):
-        return ""
-    return "thing"
-
-
-def _latin_or_named(text: str) -> bool:
-    """Whether a Chinese value names something: Latin letters (a product, "TP-Link"), a
-    person as addressed (老刘, 王医生), or a word jieba knows as a name or place."""
-    if re.search(r"[A-Za-z]", text) or _PERSON_ZH.search(text):
-        return True
-    return any(f in _NAME_TAGS for w, f in tagged(text))
-
-
-_PERSON_ZH = re.compile(
-    rf"^[小老阿][\u4e00-\u9fff](?:[，,。]|$)|^[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|教授|师傅)"
-)
-
-
-def _after_key(value: str, key: tuple[str, ...]) -> str:
-    """A value read with its key still in front ("我体重 65 公斤" for the key 体重): what
-    comes after the key's last word."""
-    words = [w for w in key if not w.startswith("#")]
-    if not words:
-        return value
-    low = value.lower()
-    at = max((low.find(w.lower()) + len(w) for w in words if w.lower() in low), default=0)
-    return value[at:] if at < len(value) else value
-
-
-_MEASURE = (
-    ("kg", re.compile(r"kg|公斤|千克", re.I)),
-    ("jin", re.compile(r"斤")),
-    ("lb", re.compile(r"lbs?\b|pounds?", re.I)),
-    ("m", re.compile(r"cm|厘米|公分|米", re.I)),
-    ("ft", re.compile(r"ft\b|feet|foot|inch|'|\"|″|′", re.I)),
-    ("mg", re.compile(r"mg|毫克", re.I)),
-    ("ml", re.compile(r"ml|毫升", re.I)),
-)
-
-
-def _measures(text: str) -> frozenset[str]:
-    """The units a quantity is given in (kg and 公斤 are one; kg and 斤 are two)."""
-    return frozenset(name for name, pattern in _MEASURE if pattern.search(text))
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"\D", "", text)
-
-
-def _shortened(a: str, b: str) -> bool:
-    """Whether one value is the other said shorter ("Alexander" / "Alex", "Alexander
-    Brandt" / "Alex Brandt": each word the start of the other's)."""
-    pa, pb = (_plain(re.split(r"[,，(（]", v, maxsplit=1)[0]).split() for v in (a, b))
-    short, long = (pa, pb) if len(pa) <= len(pb) else (pb, pa)
-    if not short or len(" ".join(short)) < 2:
-        return False
-    # "Crunch" / "Crunch Fitness": the shorter one begins the longer.
-    return all(x.startswith(y) or y.startswith(x) for x, y in zip(short, long, strict=False))
 
 
 def _names(text: str) -> frozenset[str]:
@@ -587,10 +368,6 @@ def _names(text: str) -> frozenset[str]:
     )
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"[\s.。,，!！]+", " ", text.casefold()).strip()
-
-
 def may_restate(text: str) -> bool:
     """Whether ``text`` may say a key again with a new value (:func:`restated` needs the
     older text): it is shaped "KEY: VALUE" or opens with a key and its verb or number."""
@@ -600,3 +377,6 @@ def may_restate(text: str) -> bool:
         return True
     tokens = tuple(_tokens(text))
     return any(_leads(text, tokens[:n]) for n in range(1, min(3, len(tokens)) + 1))
+
+
+__all__ = ["key_value", "may_restate", "numbers", "restated"]

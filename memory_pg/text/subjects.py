@@ -178,9 +178,14 @@ def holders(text: str) -> set[str]:
     found = {
         (m.group(1) or m.group(2)).lower()
         for m in _HOLDERS.finditer(zone_)
-        if not _REPORTING.match(text, m.end())
+        if not _REPORTING.match(text, m.end()) and not _COMPANION.search(zone_[: m.start()])
     }
     return {_RELATIVE.get(word, word) for word in found}
+
+
+#: Who goes along, not who holds the fact: "跟老公去了深圳", "和我妈搬回了老家", "with
+#: my wife": the speaker moved, with them.
+_COMPANION = re.compile(r"(?:跟|和|同|陪|带着?)(?:我的?)?$|\bwith\s+$", re.IGNORECASE)
 
 
 #: A holder who only reports or asks ("医生说不用再吃了", "the doctor told me to…",

@@ -156,3 +156,41 @@ def test_what_only_looks_like_a_change_keeps_both(old: str, new: str) -> None:
 )
 def test_a_change_with_words_that_look_like_another_thing_is_a_change(old: str, new: str) -> None:
     assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Settled somewhere is where one lives now.
+        ("我住在成都", "去年跟老公去了深圳，在那边定居了"),
+        ("I live in Austin", "moved to Denver with my wife in June"),
+        # A role handed to another person; a rank reached.
+        ("这个需求的负责人是老张", "这个需求交给小李了"),
+        ("我现在是组长", "上个月升主管了"),
+        # A job taken says the old one is over.
+        ("i'm a barista at a cafe downtown", "took a full time job as a junior analyst"),
+        # 改 before an amount: the amount is the new value.
+        ("咖啡加两勺糖", "咖啡改一勺糖了"),
+        # One amount in one unit, gone up or down, whatever names it.
+        ("taking 20mg of omeprazole", "dose went up to 40mg"),
+        # The same attribute by another word of the thesaurus.
+        ("favorite band is radiohead", "honestly the national is my fave these days"),
+    ],
+)
+def test_a_change_said_with_other_words_of_change_or_of_its_subject(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # 改 that edits, not a new amount; a second amount of another unit.
+        ("报告周五交", "报告我再改一下"),
+        ("taking 20mg of omeprazole", "weight is down to 80kg"),
+        # A job taken by someone else; a role handed over in another project.
+        ("i'm a barista at a cafe downtown", "my sister took a full time job as a nurse"),
+        ("A项目的负责人是老张", "B项目交给小李了"),
+    ],
+)
+def test_a_word_of_change_about_something_else_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
