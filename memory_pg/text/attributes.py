@@ -157,7 +157,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
         r"是(?:做|搞|干|教)(?!净|笑|洗|嘛|啥|什么)(?:(?!的)[\u4e00-\u9fff]){1,6}的(?=[，,。！!；;]|$)|"
-        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|"
+        rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bteach(?:es)?\b|"
         r"\bruns? (?:a|an)\b(?! (?:half|full|marathon|race|5k|10k|mile|test|script|errand))|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"
@@ -184,6 +184,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\bwhere does\b(?=[^?]*\blive\b)|\bwhere do\b(?=[^?]*\blive\b)|\baddress\b|\blive\b",
         r"住(?:在|的)?|小区|家在|公寓|租了|租的|房子|搬到|搬去|搬家|门牌|号楼|单元|地址|定居|安家|"
         r"\blive[sd]?\b|\bliving\b|\baddress\b|\bapartment\b|\bflat\b|\bmoved to\b|\bhouse\b|"
+        # A home rented or bought, or named as a key: "rent a studio", "买了房", "home: Lyon".
+        r"\brent(?:s|ing)? (?:a|an|the|our|my)\b|"
+        r"\bbought (?:a|our|my) (?:house|home|place|condo)\b|"
+        r"\bhome\s*[:：—-]|\bmy home\b|买了?房|"
         r"\bbased in\b|\brelocated\b",
     ),
     _attr(

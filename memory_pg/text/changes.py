@@ -42,6 +42,7 @@ from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, spelled
 from memory_pg.text.restated import may_restate, restated
+from memory_pg.text.roles import replaced as role_replaced
 from memory_pg.text.states import unchanged
 from memory_pg.text.subjects import KIN, PEER, stem
 from memory_pg.text.values import same_measure
@@ -168,7 +169,8 @@ def judge(
     # "My dentist is Dr. Patel" / "I switched to Dr. Kim": the role is the subject.
     if subjects.owned_by_other(old, new):
         return None  # "Finish the deck" / "Rachel's deck got moved": Rachel's, not mine
-    renamed = subjects.role_renamed(old, new, ends, similar)
+    # …or "tom is the tech lead on checkout" / "checkout has a new tech lead: aisha".
+    renamed = subjects.role_renamed(old, new, ends, similar) or bool(role_replaced(old, new))
     if not renamed and _other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
@@ -318,6 +320,9 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     situation = states.new_situation(old, new)
     if situation:
         return "now", situation
+    # "my manager is priya" / "i report to daniel now": another person in a one-person role.
+    if role_replaced(old, new):
+        return "role", ""
     # "Dentist is Dr. Patel" / "Dentist: Dr. Kim": no cue word, none of the user's words.
     # Offline, only two values of one kind (two names, two numbers, two dates), never a
     # description ("My dentist is really gentle"); an LLM confirms any other.

@@ -1,0 +1,221 @@
+"""Who fills a role: "tom is the tech lead on checkout", "my manager is priya", "项目经理是
+张婷". A role held by one person at a time (the definite one: *the* tech lead, *my*
+manager, 项目经理) is a slot; another person put in it is a change of that slot,
+whether the new text says so with a word of change ("checkout has a new tech lead:
+aisha"), by a verb of the role ("kevin o'brien leads the team", "i report to daniel
+now", "项目这边改由陈刚负责") or by naming the role again ("PO for billing is sofia").
+
+People's names in chat are often lower-case ("priya", "aisha"), so a name is read by
+its place, not by its capital: the word a role is said of, or said to be.
+
+What the role is *of* must stay the same: "jess is scrum master for the data team"
+beside "the web team's scrum master is arjun" are two slots, as are "前端负责人是小吴"
+and "后端那边负责人是胖哥". A role said of a person with an article ("a designer on
+the app") is not one slot: a team has several designers.
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_pg._segment import EN_STOPWORDS, ordered_words
+from memory_pg.entities import has_han
+from memory_pg.text import subjects
+from memory_pg.text.attributes import tagged
+from memory_pg.text.values import shortened, value_kind
+
+#: Roles one person holds at a time, and the words of each (the first is its name).
+_ROLES: tuple[tuple[str, ...], ...] = (
+    ("lead", "tech lead", "technical lead", "team lead", "lead", "tl", "组长", "技术负责人"),
+    ("manager", "manager", "boss", "supervisor", "line manager", "领导", "上司", "主管"),
+    ("owner", "product owner", "po", "负责人", "owner"),
+    ("pm", "pm", "product manager", "project manager", "产品经理", "项目经理", "product"),
+    ("designer", "designer", "design", "设计"),
+    ("contact", "point of contact", "contact", "对接人", "联系人", "对接"),
+    ("mentor", "mentor", "导师", "师傅"),
+    ("scrum", "scrum master"),
+    ("head", "head", "director", "总监"),
+    ("boss", "老板", "老总"),
+    ("teacher", "homeroom teacher", "班主任"),
+    ("landlord", "landlord", "房东"),
+)
+_ROLE_OF = {w: group[0] for group in _ROLES for w in group[1:]}
+_ROLE_WORDS = sorted(_ROLE_OF, key=len, reverse=True)
+_ROLE = "|".join(re.escape(w) for w in _ROLE_WORDS)
+
+#: Verbs that put a person in a role: "kevin leads the team", "lena took over design",
+#: "i report to daniel", "改由陈刚负责", "交给小李".
+_NAME = r"[a-z][a-z'.-]*(?: [a-z][a-z'.-]*)?"
+_VERBS_EN = (
+    ("lead", rf"^(?P<p>{_NAME}) (?:now )?(?:leads|is leading|is running|runs|heads)\b"),
+    ("manager", rf"\b(?:i|we) (?:now )?report (?:in )?to (?P<p>{_NAME})"),
+    # "Omar took over all the design work": the role is what was taken over.
+    ("", rf"^(?P<p>{_NAME}) (?:took|has taken|is taking) over (?:all )?(?:the )?(?P<r>{{role}})\b"),
+)
+_VERBS_ZH = (
+    ("owner", r"(?:改由|交给|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?(?:负责|管|接手|对接|带)"),
+    ("owner", r"(?:交给|交由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:了|啦|$|[，,。])"),
+)
+_ARTICLE = re.compile(r"^(?:an?)\s", re.IGNORECASE)
+_DEFINITE = r"(?:the|my|our|his|her|their|\w+'s)\s+"
+_NOT_NAMES = EN_STOPWORDS | frozenset(
+    "i i'm we you he she they it someone somebody nobody everyone who new now still also "
+    "gonna going out off away sick leave covering temporary interim acting".split()
+)
+#: A Chinese person as addressed or named: 老刘, 小韩, 王姐, 周总, 张婷 (jieba's nr).
+_ZH_PERSON = re.compile(
+    r"^(?:[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|姐|哥|工|老师|经理))"
+)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A person in a role: the role's name (:data:`_ROLES`), the person, and the words of
+    what the role is of ("checkout", "data team")."""
+
+    role: str
+    person: str
+    of: frozenset[str]
+
+
+@lru_cache(maxsize=4096)
+def holder(text: str) -> Holder | None:
+    """The person ``text`` puts in a one-person role, or None.
+
+    Example:
+        >>> holder("tom is the tech lead on checkout")
+        Holder(role='lead', person='tom', of=frozenset({'checkout'}))
+        >>> holder("Maya is a designer on the app") is None
+        True
+    """
+    clause = re.split(r"[.;!?。；！？\n]|,\s|，", text.strip(), maxsplit=1)[0]
+    return _zh(clause) if has_han(clause) else _en(clause)
+
+
+def _en(clause: str) -> Holder | None:
+    low = clause.lower().strip()
+    # "the tech lead on checkout is tom", "billing PO is sofia", "team lead - Chen Wei"
+    m = re.match(
+        rf"^(?:{_DEFINITE})?(?P<pre>(?:[\w'-]+\s+){{0,2}}?)(?P<r>{_ROLE})(?P<post>(?:\s+(?:on|for|of)\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+)?)?)"
+        r"\s*(?:is|=|:|-|—|–)\s*(?:now\s+)?(?P<p>[a-z][\w'.-]*(?:\s+[a-z][\w'.-]*)?)"
+        r"(?:\s+(?:now|these days|nowadays))?\s*$",
+        low,
+    )
+    if m and not _ARTICLE.match(m.group("p")):
+        return _made(m.group("r"), m.group("p"), m.group("pre") + " " + m.group("post"))
+    # "tom is the tech lead on checkout", "priya is my manager"
+    m = re.match(
+        rf"^(?P<p>[a-z][\w'.-]*(?:\s+[a-z][\w'.-]*)?)\s+is\s+(?:now\s+)?(?:{_DEFINITE})?"
+        rf"(?P<pre>(?:[\w-]+\s+){{0,2}}?)(?P<r>{_ROLE})(?P<post>(?:\s+(?:on|for|of)\s+.*)?)$",
+        low,
+    )
+    if m and not _ARTICLE.match(m.group("pre")):  # "Maya is a designer": one of several
+        return _made(m.group("r"), m.group("p"), m.group("pre") + " " + m.group("post"))
+    # "checkout has a new tech lead: aisha", "…new PM, jake"
+    m = re.search(rf"\bnew\s+(?P<r>{_ROLE})\b\s*(?:is|:|,|-|—)\s*(?P<p>[a-z][\w'.-]*)", low)
+    if m:
+        return _made(m.group("r"), m.group("p"), low[: m.start()])
+    for role, pattern in _VERBS_EN:
+        m = re.search(pattern.replace("{role}", _ROLE), low)
+        if m:
+            rest = low[m.end() :] if role == "lead" else ""
+            return _made(role or m.group("r"), m.group("p"), rest)
+    return None
+
+
+def _zh(clause: str) -> Holder | None:
+    text = re.sub(r"^(?:我们的?|我的|咱们的?|这个|那个)", "", clause.strip())
+    for role, pattern in _VERBS_ZH:
+        m = re.search(pattern, text)
+        if m and _zh_person(m.group("p")):
+            return _made(role, m.group("p"), text[: m.start()])
+    m = re.search(rf"新(?P<r>{_ROLE})姓(?P<p>[\u4e00-\u9fff])", text)
+    if m:  # "新老板姓孙": a person by the surname
+        return _made(m.group("r"), "姓" + m.group("p"), text[: m.start()])
+    m = re.search(
+        rf"(?P<r>{_ROLE})(?:的)?(?:现在|目前|如今)?(?:是|叫|：|:|换成了?|变成了?)"
+        r"(?P<p>[\u4e00-\u9fff]{2,3})",
+        text,
+    )
+    if m and _zh_person(m.group("p")):
+        return _made(m.group("r"), m.group("p"), text[: m.start()])
+    return None
+
+
+def _zh_person(word: str) -> bool:
+    word = re.sub(r"[了啦呢吧]$", "", word)
+    if _ZH_PERSON.match(word):
+        return True
+    return any(f in ("nr", "nrfg", "nrt") for _, f in tagged(word))
+
+
+def _made(role_word: str, person: str, of: str) -> Holder | None:
+    """A :class:`Holder`, where ``person`` reads as a person's name."""
+    person = re.sub(r"[了啦呢吧]$", "", person.strip())
+    words = person.split()
+    while len(words) > 1 and (words[-1] in _NOT_NAMES or words[-1] in _ROLE_OF):
+        words.pop()  # "daniel now", "marco too"
+    person = " ".join(words)
+    if not person or any(w in _NOT_NAMES or w in _ROLE_OF for w in words):
+        return None
+    if person.startswith("姓"):
+        pass  # "新老板姓孙": a surname
+    elif value_kind(person) not in ("name", "thing"):
+        return None  # "my manager is really nice": a description, no one's name
+    role = _ROLE_OF.get(role_word.strip(), role_word.strip())
+    if has_han(of):  # "后端那边": what is left of it once its fillers are gone
+        rest = re.sub(r"那边|这边|这块|那块|了|我们|咱们|这个|那个|项目|[\s，,]", "", of)
+        rest = re.sub(r"^我的?|^的", "", rest)
+        return Holder(
+            _ROLE_OF.get(role_word.strip(), role_word.strip()),
+            person,
+            frozenset({rest} if rest else ()),
+        )
+    of_words = frozenset(
+        w
+        for w in ordered_words(of)
+        if w not in _NOT_NAMES
+        and w not in _ROLE_OF
+        and w not in _FILLER
+        and len(w) > 1
+        and w not in ("has", "have", "had", "got", "gets", "our", "us", "for", "now")
+    )
+    return Holder(role, person, of_words)
+
+
+#: A word of what a role is of that makes it another slot: an owner, an ordinal.
+_OWNED = re.compile(r"'s$|的$|^第|^(?:second|backup|another|other|副|另)", re.IGNORECASE)
+_FILLER = frozenset(
+    "this project 项目 这块 这边 那边 我们 咱们 那个 这个 app team 组 on for of the".split()
+)
+
+
+def replaced(old: str, new: str) -> str:
+    """The role ``new`` puts another person in, where ``old`` names who holds it ("tom is
+    the tech lead on checkout" / "checkout has a new tech lead: aisha"), or ""."""
+    a, b = holder(old), holder(new)
+    if a is None or b is None or a.person == b.person:
+        return ""
+    if subjects.holders(new) - subjects.holders(old):
+        return ""  # "我领导是王总" / "我老婆的领导是李姐": another's
+    same_role = a.role == b.role or {a.role, b.role} <= {"owner", "pm", "lead"}
+    if not same_role or a.person in new.lower():
+        return ""
+    # What the role is of: the old one's words all in the new text, or none given.
+    if a.of and not all(w in new.lower() for w in a.of):
+        return ""
+    extra = {w for w in b.of if _OWNED.search(w) or not any(x in w or w in x for x in a.of)}
+    if extra and (a.of or any(_OWNED.search(w) for w in extra)):
+        # "the web team's scrum master" beside the data team's; "my manager's manager",
+        # "我老婆的领导", "第二紧急联系人": another slot.
+        return ""
+    if shortened(a.person, b.person) or set(a.person.split()) & set(b.person.split()):
+        return ""  # "Priya Shah" / "Priya", "Alexander Brandt" / "Alex Brandt": one person
+    return a.role
+
+
+__all__ = ["Holder", "holder", "replaced"]

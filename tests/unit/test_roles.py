@@ -1,0 +1,61 @@
+"""Who fills a one-person role, read as people write it in chat (names in lower case,
+the role before or after the name, a verb of the role), and when another person in it
+is a change: the decision replaces the old holder, and keeps both where the role is of
+another thing, of another person, one of several, or the same person named again.
+
+Cases written for these tests, not taken from the sets the rule was tuned on.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pg.text.changes import judge
+from memory_pg.text.roles import holder
+
+
+def test_the_person_and_the_role_are_read_in_either_order() -> None:
+    assert holder("nadia is the release manager for ios") is not None
+    found = holder("nadia is the release manager for ios")
+    assert found is not None and found.person == "nadia" and found.role == "manager"
+    found = holder("the on call contact for payments is felix")
+    assert found is not None and found.person == "felix" and "payments" in found.of
+    found = holder("运维对接人是小邓")
+    assert found is not None and found.person == "小邓"
+    assert holder("Nadia is a designer on the web team") is None  # one of several
+    assert holder("my manager is really nice") is None  # no name
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("our tech lead is ravi", "yuki leads the team now"),
+        ("my manager is gloria", "i report to stefan after the reorg"),
+        ("the product owner for search is dev", "search PO is hannah"),
+        ("wen is the designer on the mobile app", "pablo took over the design for the mobile app"),
+        ("运营负责人是小邓", "运营这块改由老罗负责了"),
+        ("我们组长是阿强", "组长现在是王姐"),
+    ],
+)
+def test_another_person_in_a_one_person_role_replaces_the_old_holder(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The role of another thing, or of another person.
+        ("ravi is the tech lead for billing", "the tech lead for search is yuki"),
+        ("android负责人是小邓", "ios负责人是老罗"),
+        ("my manager is gloria", "my manager's manager is stefan"),
+        ("我领导是王总", "我老公的领导是李姐"),
+        # A second one of its kind; one of several.
+        ("紧急联系人：妈妈", "第二紧急联系人：爸爸"),
+        ("Wen is a designer on the app", "Pablo is a designer on the app"),
+        # The same person, named more or less fully; a stand-in while away.
+        ("my manager is gloria ramos", "i report to gloria"),
+        ("our tech lead is ravi", "ravi is out next week, yuki covers for him"),
+    ],
+)
+def test_another_slot_or_the_same_person_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
