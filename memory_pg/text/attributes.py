@@ -137,10 +137,13 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "education",
-        r"学历|毕业于|哪毕业|哪里毕业|哪儿毕业|什么学校|哪个学校|哪所|哪个大学|什么大学|读的什么|"
+        r"学历|毕业于|哪毕业|哪里毕业|哪儿毕业|什么学校|哪个学校|哪间学校|哪所|哪个大学|什么大学|读的什么|"
         r"学的什么|学什么的|什么专业|专业是|读过书|文化程度|几年级|哪个年级|上几年级|读几|读到|\bdegree\b|\bgraduat|\bschool\b|"
         r"\bcollege\b|\buniversity\b|\bmajor\b|\bstud(?:y|ied)\b|\beducation\b",
         rf"{_DEGREES_ZH}|大学|学院|读书(?!会)|念书|读研|读博|专业|考上|年级|[高初大][一二三四](?![十百千万岁个])|"
+        # A school by its number or kind: "兰州一中", "实验小学", "职高".
+        r"[一二三四五六七八九十\d]+中(?![文国午心间])|中学|小学(?!文化)|职高|技校|"
+        r"在[\u4e00-\u9fff]{2,10}[读念](?![报者])|"
         r"研[一二三]|幼儿园|[大中小]班|\b(?:{_DEGREES_EN})\b|"
         r"\bstudied\b|\bmajor(?:ed)? in\b",
     ),
@@ -155,6 +158,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
         rf"(?:{_JOBS_ZH})|职业|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
+        # Driving for a living: "开了三十二年火车", "开出租".
+        r"开(?:了)?(?:[\d一二三四五六七八九十几]+年)?(?:的)?(?:火车|出租车?|公交车?|货车|大车|卡车|地铁)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
         r"是(?:做|搞|干|教)(?!净|笑|洗|嘛|啥|什么)(?:(?!的)[\u4e00-\u9fff]){1,6}的(?=[，,。！!；;]|$)|"
         rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bteach(?:es)?\b|"
@@ -165,7 +170,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "employer",
-        r"在哪(?:里|儿|个|家)?(?:上班|工作|干活|打工|做事|高就|任职|实习)|哪(?:家|个)公司|什么公司|啥公司|单位|"
+        r"在哪(?:里|儿|个|家|间)?[厂店所院行局]?(?:上班|工作|干活|打工|做事|高就|任职|实习)|"
+        r"哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
         r"公司|单位|集团|银行|医院|学校|厂|上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|"
@@ -231,6 +237,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _attr(
         "price",
         r"花了?多少钱?|多少钱|价格|价钱|贵不贵|月租|租多少|费用|收费|多少费|租金|房租|工资|薪水|月薪|年薪|薪资|"
+        r"[挣赚]了?多少|收入多少|"
         r"预算|多少块|\bhow much\b|\bcost\b|\bprice\b|\bsalary\b|\bfee\b|\brent\b|\bpay\b|"
         r"\bbudget\b|\bpaid\b",
         rf"{_N}\s*(?:元|块|万(?!公里|里|步|人|字|次|粉|平|多人)|千(?!米|克|公里|步|字)|刀|美元|欧|镑)|[￥¥$€£]\s*\d|钱|价格|工资|月薪|年薪|租金|房租|"

@@ -160,7 +160,13 @@ def others_of(word: str) -> tuple[str, ...]:
     ("爸妈" → 爸, 妈), the same relative ("老爸" → 爸), the thesaurus's words ("媳妇"
     → 老婆), or whom a broader word covers ("对象" → 男朋友, 女朋友)."""
     low = word.lower()
-    found = (*MEMBERS.get(low, ()), *one_person(low), *mates(low), *COVERS.get(low, ()))
+    found = (
+        *MEMBERS.get(low, ()),
+        *one_person(low),
+        *mates(low),
+        *COVERS.get(low, ()),
+        *_COVERED_BY.get(low, ()),
+    )
     return tuple(dict.fromkeys(w for w in found if w != low))
 
 
@@ -168,7 +174,8 @@ def others_of(word: str) -> tuple[str, ...]:
 COVERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("对象", "另一半"), ("男朋友", "女朋友", "男友", "女友", "老公", "老婆")),
     **dict.fromkeys(("爱人", "那位", "那口子"), ("老公", "老婆", "丈夫", "妻子", "老伴")),
-    **dict.fromkeys(("老头子", "老头儿"), ("老伴", "老公")),
+    # 老头 of an older speaker: the husband, or the father ("老头血压高").
+    **dict.fromkeys(("老头子", "老头儿", "老头"), ("老伴", "老公", "爸", "父亲")),
     **dict.fromkeys(("老太婆", "老婆子"), ("老伴", "老婆")),
     **dict.fromkeys(("孩子", "娃", "小孩", "孩儿"), ("儿子", "女儿", "闺女")),
     **dict.fromkeys(("上司", "顶头上司", "上级"), ("经理", "领导", "老板", "主管", "总监")),
@@ -178,6 +185,11 @@ COVERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("kid", "kids", "child", "children"), ("son", "daughter")),
     **dict.fromkeys(("boss",), ("manager", "supervisor")),
 }
+#: The broader words a memory may name a person by: "我老公…" is asked of "我对象…".
+_COVERED_BY: dict[str, tuple[str, ...]] = {}
+for _broad, _narrow in COVERS.items():
+    for _word in _narrow:
+        _COVERED_BY[_word] = (*_COVERED_BY.get(_word, ()), _broad)
 #: People named together, by each of them: a memory of one is about the pair.
 MEMBERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("爸妈", "父母", "双亲", "二老"), ("爸", "妈", "父亲", "母亲")),
@@ -186,6 +198,11 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("爷爷奶奶", "祖父母"), ("爷爷", "奶奶")),
     **dict.fromkeys(("外公外婆", "姥姥姥爷"), ("外公", "外婆", "姥姥", "姥爷")),
     **dict.fromkeys(("兄弟姐妹",), ("哥", "姐", "弟", "妹")),
+    # The family as a whole: "我们家里人都有啥毛病" asks of each of them.
+    **dict.fromkeys(
+        ("家里人", "家人", "一家人", "全家", "全家人", "一家子"),
+        ("爸", "妈", "老公", "老婆", "儿子", "女儿", "闺女", "孩子", "老伴", "婆婆", "公公"),
+    ),
     **dict.fromkeys(("parents", "folks"), ("mom", "dad", "mother", "father")),
     **dict.fromkeys(("grandparents",), ("grandma", "grandpa", "grandmother", "grandfather")),
     **dict.fromkeys(("in-laws",), ("father-in-law", "mother-in-law")),

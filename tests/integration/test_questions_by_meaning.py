@@ -272,6 +272,39 @@ def test_a_person_asked_by_another_word_is_found_by_the_attribute(
     assert store.search(question, top_k=3, track_access=False)[0]["text"] == answer
 
 
+REGIONS = [
+    "我对象在电网公司上班，搞调度的，这礼拜又值夜班",
+    "我对象他们单位食堂的饭贼难吃",
+    "老爷子今年七十三了，天天去江边溜达",
+    "我阿大腿脚不好，大夫让少走路",
+    "我弟在杭州一家游戏公司做策划",
+    "细佬话今年想同我合伙开档",
+    "尕儿子上初二，在兰州三中",
+    "尕儿子说他想学画画",
+    "我以前在机务段开了三十年火车",
+    "我那退休金一个月六千二",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # A husband asked of by the broader word the memory uses (对象).
+        ("我老公在哪个单位工作？", REGIONS[0]),
+        # A father by the words of age or of a region (老爷子, 阿大).
+        ("我爸今年多大岁数了？", REGIONS[2]),
+        # A school by its number; a living driven ("开了三十年火车").
+        ("我小儿子在哪个学校上学？", REGIONS[6]),
+        ("我退休前是干哪行的？", REGIONS[8]),
+    ],
+)
+def test_a_relative_in_the_words_of_a_region_or_of_age_is_the_one_asked(
+    make_store: Any, question: str, answer: str
+) -> None:
+    store = holding(make_store, REGIONS)
+    assert store.search(question, top_k=3, track_access=False)[0]["text"] == answer
+
+
 def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: Any) -> None:
     # "小凯比我大两岁" answers only with the speaker's age, said after a filler.
     store = holding(make_store, FAMILY)
