@@ -156,13 +156,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\b(?:job|occupation|profession|career|line of work)\b|\bwork as\b",
         rf"当(?:了|过)?[\u4e00-\u9fff]{{0,4}}(?:{_JOBS_ZH})|"
         r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
-        rf"(?:{_JOBS_ZH})|职业|工作是|开了?(?:一?家|个)|"
+        rf"(?:{_JOBS_ZH})|职业|职位|岗位|职务|头衔|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
         # Driving for a living: "开了三十二年火车", "开出租".
         r"开(?:了)?(?:[\d一二三四五六七八九十几]+年)?(?:的)?(?:火车|出租车?|公交车?|货车|大车|卡车|地铁)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
         r"是(?:做|搞|干|教)(?!净|笑|洗|嘛|啥|什么)(?:(?!的)[\u4e00-\u9fff]){1,6}的(?=[，,。！!；;]|$)|"
         rf"\b(?:{_JOBS_EN})s?\b|\bworks? (?:as|in)\b|\bjob\b|\bprofession\b|\bteach(?:es)?\b|"
+        r"\bjob title\b|\btitle is\b|\bmy (?:title|position|role)\b|"
         r"\bruns? (?:a|an)\b(?! (?:half|full|marathon|race|5k|10k|mile|test|script|errand))|"
         # A career changed says what the job is now: "辞了教职", "转行了", "got promoted".
         r"辞职|辞了|转行|跳槽|离职|升职|晋升|被裁|\bpromoted\b|\bquit (?:my|the) job\b"

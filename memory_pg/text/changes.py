@@ -42,6 +42,7 @@ from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, spelled
 from memory_pg.text.restated import may_restate, restated
+from memory_pg.text.roles import one_value_each, other_slot
 from memory_pg.text.roles import replaced as role_replaced
 from memory_pg.text.states import unchanged
 from memory_pg.text.subjects import KIN, PEER, stem
@@ -181,7 +182,11 @@ def judge(
     slot = things.same_slot(old, new) or ("count" if count else "") or things.verb_slot(old, new)
     if product_kinds and product_kinds[1] and not product_kinds[0]:
         return None  # a product chosen says nothing of a fact that names none
-    if kinds.other_subject(old, new, _FILLER) or kinds.other_scope(old, new):
+    if (
+        kinds.other_subject(old, new, _FILLER)
+        or kinds.other_scope(old, new)
+        or other_slot(old, new)
+    ):
         return None  # 测试环境 / 生产环境, Server A / Server B: one noun, two things
     if (
         kinds.other_part(old, new)
@@ -202,6 +207,7 @@ def judge(
         and not (kinds_shared or left or attribute or renamed or similar or version or slot)
         and not synonyms.bridged(old, new)  # "代码仓库" / "repo": the thing, another word
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
+        and not one_value_each(old, new)  # "my title is…" / "got promoted to…"
     ):
         return None  # what the old text is about is not named in the new one
     if aspects.time_value(new, signal) and not aspects.has_time(old, parts=True):

@@ -25,7 +25,7 @@ from functools import lru_cache
 from memory_pg._segment import EN_STOPWORDS, ordered_words
 from memory_pg.entities import has_han
 from memory_pg.text import subjects
-from memory_pg.text.attributes import tagged
+from memory_pg.text.attributes import stated, tagged
 from memory_pg.text.values import shortened, value_kind
 
 #: Roles one person holds at a time, and the words of each (the first is its name).
@@ -218,4 +218,28 @@ def replaced(old: str, new: str) -> str:
     return a.role
 
 
-__all__ = ["Holder", "holder", "replaced"]
+def other_slot(old: str, new: str) -> bool:
+    """Whether the two texts put people in one role of two things ("Nina is the PM for
+    Search" / "Omar is now the PM for Checkout"): two slots, both kept."""
+    a, b = holder(old), holder(new)
+    if not (a and b and a.role == b.role and a.of and b.of):
+        return False
+    bare_a, bare_b = ({w.removesuffix("的") for w in h.of} for h in (a, b))
+    return not any(x in y or y in x for x in bare_a for y in bare_b)
+
+
+def one_value_each(old: str, new: str) -> bool:
+    """Whether both texts state an attribute one holds one value of at a time, of one
+    holder ("my title is senior analyst" / "got promoted to analytics manager", "家在上海"
+    / "在重庆买了房"): the attribute is the subject, whatever word names it."""
+    said = set(stated(old)) & set(stated(new)) & _ONE_VALUE
+    if any(holder(t) or subjects.role_person(t) for t in (old, new)):
+        said.discard("occupation")  # "我的导师是刘老师" / "…换了个新秘书": others' jobs
+    return bool(said) and not subjects.holders(old) ^ subjects.holders(new)
+
+
+#: Attributes one holds one value of at a time.
+_ONE_VALUE = frozenset({"occupation", "employer", "home", "phone", "email", "age", "body"})
+
+
+__all__ = ["Holder", "holder", "one_value_each", "other_slot", "replaced"]

@@ -59,3 +59,20 @@ def test_another_person_in_a_one_person_role_replaces_the_old_holder(old: str, n
 )
 def test_another_slot_or_the_same_person_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "replaces"),
+    [
+        # One attribute held one value at a time, named by other words.
+        ("my job title is staff accountant", "got promoted to finance manager!!", True),
+        ("我的职位是行政专员", "升职了 现在是行政主管", True),
+        # One role of two things; another person's job.
+        ("Lina is the product manager for Maps", "Jon is now the PM for Photos", False),
+        ("我的导师是周老师。", "我们实验室换了个新秘书。", False),
+    ],
+)
+def test_one_attribute_by_other_words_and_one_role_of_two_things(
+    old: str, new: str, replaces: bool
+) -> None:
+    assert (judge(old, new) is not None) is replaces
