@@ -160,7 +160,10 @@ def others_of(word: str) -> tuple[str, ...]:
     ("爸妈" → 爸, 妈), the same relative ("老爸" → 爸), the thesaurus's words ("媳妇"
     → 老婆), or whom a broader word covers ("对象" → 男朋友, 女朋友)."""
     low = word.lower()
+    # "小儿子", "尕儿子", "大闺女": the child by birth order is the child.
+    head = _BY_ORDER.fullmatch(low)
     found = (
+        *((head.group(1),) if head else ()),
         *MEMBERS.get(low, ()),
         *one_person(low),
         *mates(low),
@@ -185,6 +188,7 @@ COVERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("kid", "kids", "child", "children"), ("son", "daughter")),
     **dict.fromkeys(("boss",), ("manager", "supervisor")),
 }
+_BY_ORDER = re.compile(r"[大小二三老尕幺细](儿子|女儿|闺女|孙子|孙女|姑娘)")
 #: The broader words a memory may name a person by: "我老公…" is asked of "我对象…".
 _COVERED_BY: dict[str, tuple[str, ...]] = {}
 for _broad, _narrow in COVERS.items():

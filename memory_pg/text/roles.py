@@ -68,7 +68,14 @@ _NOT_NAMES = EN_STOPWORDS | frozenset(
 )
 #: A Chinese person as addressed or named: 老刘, 小韩, 王姐, 周总, 张婷 (jieba's nr).
 _ZH_PERSON = re.compile(
-    r"^(?:[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}(?:总|姐|哥|工|老师|经理))"
+    r"^(?:[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}"
+    r"(?:总|姐|哥|工|老师|经理|教授|医生|大夫|律师|主任|师傅))"
+)
+
+
+#: Where a first clause ends: not at a title's dot ("Mr. Haddad", "Dr. Kim").
+_CLAUSE = re.compile(
+    r"(?<![Mm]r)(?<![Mm]rs)(?<![Mm]s)(?<![Dd]r)(?<![Ss]t)\.|[;!?。；！？\n]|,\s|，"
 )
 
 
@@ -92,7 +99,7 @@ def holder(text: str) -> Holder | None:
         >>> holder("Maya is a designer on the app") is None
         True
     """
-    clause = re.split(r"[.;!?。；！？\n]|,\s|，", text.strip(), maxsplit=1)[0]
+    clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
     return _zh(clause) if has_han(clause) else _en(clause)
 
 
@@ -155,7 +162,7 @@ def _zh_person(word: str) -> bool:
 
 def _made(role_word: str, person: str, of: str) -> Holder | None:
     """A :class:`Holder`, where ``person`` reads as a person's name."""
-    person = re.sub(r"[了啦呢吧]$", "", person.strip())
+    person = re.sub(r"[了啦呢吧]$", "", person.strip(" .,!?;。，！？；"))
     words = person.split()
     while len(words) > 1 and (words[-1] in _NOT_NAMES or words[-1] in _ROLE_OF):
         words.pop()  # "daniel now", "marco too"

@@ -114,7 +114,17 @@ def flipped(old: str, new: str) -> str:
                 for at in (i.start() for i in re.finditer(re.escape(head), plain)):
                     if not re.search("[不没]", plain[max(0, at - 2) : at]):
                         return head
+            # The thing alone, after a verb of taking it up: "我不吃香菜" / "能接受香菜了".
+            thing = predicate[1:]
+            for at in (i.start() for i in re.finditer(re.escape(thing), plain)):
+                before = plain[max(0, at - 4) : at]
+                if len(thing) >= 2 and _TAKEN_UP.search(before) and not re.search("[不没]", before):
+                    return thing
     return ""
+
+
+#: Verbs of taking something up: "能接受", "爱上了", "喜欢上".
+_TAKEN_UP = re.compile(r"接受|爱上|喜欢上|迷上|能吃|敢吃|能喝|开始")
 
 
 #: A clause that ends in 了 after what it states (not after a verb of finishing,

@@ -290,7 +290,7 @@ REGIONS = [
     ("question", "answer"),
     [
         # A husband asked of by the broader word the memory uses (对象).
-        ("我老公在哪个单位工作？", REGIONS[0]),
+        ("我老公是干什么工作的？", REGIONS[0]),
         # A father by the words of age or of a region (老爷子, 阿大).
         ("我爸今年多大岁数了？", REGIONS[2]),
         # A school by its number; a living driven ("开了三十年火车").

@@ -173,6 +173,8 @@ def test_a_change_with_words_that_look_like_another_thing_is_a_change(old: str, 
         ("咖啡加两勺糖", "咖啡改一勺糖了"),
         # One amount in one unit, gone up or down, whatever names it.
         ("taking 20mg of omeprazole", "dose went up to 40mg"),
+        # A thing not eaten, now taken up ("能接受", "爱上").
+        ("我不吃芹菜", "最近居然爱上芹菜了"),
         # The same attribute by another word of the thesaurus.
         ("favorite band is radiohead", "honestly the national is my fave these days"),
     ],
