@@ -42,10 +42,10 @@ from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, spelled
 from memory_pg.text.restated import may_restate, restated
-from memory_pg.text.roles import one_value_each, other_slot
+from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
 from memory_pg.text.states import unchanged
-from memory_pg.text.subjects import KIN, PEER, stem
+from memory_pg.text.subjects import stem
 from memory_pg.text.values import same_measure
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
@@ -171,8 +171,9 @@ def judge(
     if subjects.owned_by_other(old, new):
         return None  # "Finish the deck" / "Rachel's deck got moved": Rachel's, not mine
     # …or "tom is the tech lead on checkout" / "checkout has a new tech lead: aisha".
-    renamed = subjects.role_renamed(old, new, ends, similar) or bool(role_replaced(old, new))
-    if not renamed and _other_holder(old, new):
+    cued = signal[0] not in _WEAK
+    renamed = subjects.role_renamed(old, new, ends, similar) or bool(role_replaced(old, new, cued))
+    if not renamed and other_holder(old, new):
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
     swap = kinds_shared and topics.swapped(old, new)  # "Bitbucket" / "GitLab now"
@@ -250,7 +251,12 @@ def judge(
         same = slot
     elif signal[0] == "restated":
         same = "key"  # "最爱的书是《活着》" / "我最爱的书是《围城》": one key, by its words
-    elif signal[0] == "value" and (unit := same_measure(old, new)):
+    elif (
+        signal[0] == "value"
+        and (unit := same_measure(old, new))
+        and not {w for w in _content(new) - _content(old) if not re.search(r"\d", w)}
+        - _AMOUNT_WORDS
+    ):
         same = unit  # "taking 50mg sertraline" / "dose went up to 100mg": one amount
     elif moved := aspects.speaker_moved(
         old, new, signal, subjects.holders(old) | subjects.holders(new)
@@ -259,6 +265,8 @@ def judge(
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
+        if signal[0] in ("now", "new", "restated") and not _FIRST_PERSON.search(new):
+            both.discard("occupation")  # "组长是老刘" / "快递交给小区物业了": a word of a job
         if both:
             same = sorted(both)[0]
     if not same:
@@ -353,30 +361,6 @@ def may_change(text: str) -> bool:
 #: only where the new text gives a value of the same kind as the old one's.
 _WEAK = frozenset({"now", "value", "new", "restated"})
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
-
-
-def _other_holder(old: str, new: str) -> bool:
-    """Whether the two texts state facts of two holders: two different ones (my
-    sister / my brother), or one on one side that the other does not speak of
-    ("我同事喝咖啡" / "我不再喝咖啡"; "我吃素" / "我老公无肉不欢"). A text speaks of
-    a holder it names anywhere, by the name the other gives it, by "he" or "she", or
-    through what the holder owns (:func:`memory_pg.text.subjects.refers_to_holder`)."""
-    held_old, held_new = subjects.holders(old), subjects.holders(new)
-    if subjects.speaker_and_other(old, new):
-        return True  # "My email is…" / "Linda… she's at linda@…"
-    if held_old and held_new:  # one holder named by two words: "my folks" / "my parents"
-        return not held_old & held_new and not any(
-            synonyms.same_thing(a, b) for a in held_old for b in held_new
-        )
-    if held_old - {"team"}:
-        return not subjects.refers_to_holder(new, old, held_old)
-    if any(KIN.search(h) or PEER.search(h) for h in held_new):
-        return not subjects.refers_to_holder(old, new, held_new)
-    # A role holding the new value later ("换了个房东，新房东电话…"): the landlord's.
-    later = subjects.clause_holders(new) - {"team"}
-    return (
-        bool(later) and not subjects.holders(old) and not subjects.refers_to_holder(old, new, later)
-    )
 
 
 #: Values of a recognisable shape that a person has one of at a time: a phone
@@ -538,6 +522,9 @@ def _qualified(new: str, old: str, word: str) -> bool:
 #: Attributes a person has several values of at once (two allergies, rent and
 #: salary): one subject only with a word of substance in common (:func:`_shared_han`).
 _SEVERAL_VALUES = frozenset({"diet", "health", "price"})
+_FIRST_PERSON = re.compile(r"我|\b(?:i|i'm|my|me)\b", re.IGNORECASE)
+#: Words that name an amount, not what it is of ("dose went up to 100mg").
+_AMOUNT_WORDS = frozenset("dose dosage amount weight went gone 剂量 药量 体重 分量".split())
 
 
 def _holds(text: str, word: str) -> bool:

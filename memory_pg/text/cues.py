@@ -68,11 +68,9 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|更新|改名|重写|转成|改了|改(?=[喝吃用在去做走坐买学打穿开住])|换(?=[了成到掉个])|转行|转岗"
         r"|\b(?:went |going |got |am |are |is |we're |i'm )?back to\b|回到|恢复(?:到|成|为)"
         r"|入职|\bjoined\b|\bstarted (?:at|a new job)\b|进入|\btook over\b|\bhanded\b"
-        r"|\bpassed to\b|\btaken over\b|交给|交由|接手|接管|换人"
+        r"|\bpassed to\b|\btaken over\b|接手|接管|换人"
         # A job taken: "took a full time job as…", "landed a role at…".
-        r"|\b(?:took|got|accepted|landed) (?:a|an) (?:[\w-]+ ){0,2}(?:job|position|role|offer)\b"
-        # 改 before an amount: "奶茶改三分糖了", "改两片" (not "改一下").
-        r"|改(?=[二两三四五六七八九十半\d]|一(?![下改遍次点]))",
+        r"|\b(?:took|got|accepted|landed) (?:a|an) (?:[\w-]+ ){0,2}(?:job|position|role|offer)\b",
     ),
     (
         "value",

@@ -68,8 +68,10 @@ _FILLER = EN_STOPWORDS | frozenset(
 #: the lists of things to do, buy or take ("Todo:", "Grocery run:", "Packing for
 #: Iceland:", 待办, 购物): an item is added to one, not put in place of the last.
 _SEVERAL = re.compile(
-    r"allerg|hobb|language|pet\b|pets|friend|skill|interest|kid|child|sibling|"
-    r"过敏|爱好|兴趣|语言|宠物|朋友|技能|孩子|特长",
+    r"allerg|hobb|language|pet\b|pets|friend|skill|interest|kid|child|sibling|hotel|flight|"
+    # What one pays for or collects one of many: subscriptions, expenses, loyalty points.
+    r"subscription|expense|loyalty|"
+    r"过敏|爱好|兴趣|语言|宠物|朋友|技能|孩子|特长|订阅|支出|开销|花销|积分|酒店|航班",
     re.IGNORECASE,
 )
 _LISTS = re.compile(
@@ -149,6 +151,18 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
         return None
     # A number in a key names its slot: "第1个需求" / "第2个需求", "Q3 budget" / "Q4 budget".
     return tokens + tuple(f"#{n:g}" for n in sorted(numbers(key))), value
+
+
+_ONE_KIND = ({"name", "thing"}, {"name", "person"})
+#: What makes a value said again a second one, not the one in place of the first: a
+#: second number or address for work, a backup, a stand-in, a share, a trip.
+_SECOND_SLOT = re.compile(
+    r"\b(?:work|office|business|backup|spare|second|secondary|personal|connecting|half|share|"
+    r"locum|temp|temporary|interim|acting|for now|this month|this week|when|while|for \w+|"
+    r"family|kids?|savings|side|travel)\b|"
+    r"备用|工作用|公司用|临时|代班|一半|副卡|小号|出差|暂时|这个月|这周",
+    re.IGNORECASE,
+)
 
 
 def _marked(text: str) -> bool:
@@ -335,7 +349,7 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         a, b = digits(value_old), digits(value_new if value_new != new else new)
         gone = a not in b and b not in a  # "+86 138 0013 4567" / "13800134567": one
     names, names_new = _names(value_old), _names(value_new)
-    if names and names_new and (names <= names_new or (typed and names_new <= names)):
+    if names and names_new and (names <= names_new or (typed and names_new & names)):
         # "Mrs. Okonkwo, goes by Ada" / "Ada Okonkwo": one person named again; offline,
         # "MacBook Pro 14-inch" / "the 14-inch MacBook" too.
         gone = False
@@ -349,9 +363,12 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         a = value_old if value_old != old else after_key(old, key)
         b = value_new if value_new != new else after_key(new, key)
         kind, other = value_kind(a), value_kind(b)
-        # A name in lower case ("east of eden") is read as a thing: the two are one kind.
-        if not kind or ({kind, other} != {kind} and {kind, other} != {"name", "thing"}):
+        # A name in lower case ("east of eden") is read as a thing, a person's name
+        # with or without a title as a name: the two are one kind.
+        if not kind or ({kind, other} != {kind} and {kind, other} not in _ONE_KIND):
             return ""
+        if _SECOND_SLOT.search(new) and not _SECOND_SLOT.search(old):
+            return ""  # "Phone: 555-987-6543 (work)", "Gym: … when I travel": a second one
         if kind == "quantity" and measures(a) != measures(b):
             return ""  # "5'11\"" / "180 cm": one height, maybe, on two scales
         if shortened(a, b):

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS, ordered_words
 from memory_pg.entities import has_han
-from memory_pg.text import subjects
+from memory_pg.text import subjects, synonyms
 from memory_pg.text.attributes import stated, tagged
 from memory_pg.text.values import shortened, value_kind
 
@@ -33,12 +33,12 @@ _ROLES: tuple[tuple[str, ...], ...] = (
     ("lead", "tech lead", "technical lead", "team lead", "lead", "tl", "组长", "技术负责人"),
     ("manager", "manager", "boss", "supervisor", "line manager", "领导", "上司", "主管"),
     ("owner", "product owner", "po", "负责人", "owner"),
-    ("pm", "pm", "product manager", "project manager", "产品经理", "项目经理", "product"),
-    ("designer", "designer", "design", "设计"),
-    ("contact", "point of contact", "contact", "对接人", "联系人", "对接"),
-    ("mentor", "mentor", "导师", "师傅"),
+    ("pm", "pm", "product manager", "project manager", "产品经理", "项目经理"),
+    ("designer", "designer"),
+    ("contact", "point of contact", "对接人", "联系人"),
+    ("mentor", "mentor", "导师"),
     ("scrum", "scrum master"),
-    ("head", "head", "director", "总监"),
+    ("head", "总监"),
     ("boss", "老板", "老总"),
     ("teacher", "homeroom teacher", "班主任"),
     ("landlord", "landlord", "房东"),
@@ -51,28 +51,38 @@ _ROLE = "|".join(re.escape(w) for w in _ROLE_WORDS)
 #: "i report to daniel", "改由陈刚负责", "交给小李".
 _NAME = r"[a-z][a-z'.-]*(?: [a-z][a-z'.-]*)?"
 _VERBS_EN = (
-    ("lead", rf"^(?P<p>{_NAME}) (?:now )?(?:leads|is leading|is running|runs|heads)\b"),
+    # "kevin leads the team": a team, a squad, a project is what is led.
+    (
+        "lead",
+        rf"^(?P<p>{_NAME}) (?:now )?(?:leads|is leading|heads) (?:the |our )?"
+        r"(?:team|squad|group|project|crew)\b",
+    ),
     ("manager", rf"\b(?:i|we) (?:now )?report (?:in )?to (?P<p>{_NAME})"),
-    # "Omar took over all the design work": the role is what was taken over.
-    ("", rf"^(?P<p>{_NAME}) (?:took|has taken|is taking) over (?:all )?(?:the )?(?P<r>{{role}})\b"),
 )
-_VERBS_ZH = (
-    ("owner", r"(?:改由|交给|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?(?:负责|管|接手|对接|带)"),
-    ("owner", r"(?:交给|交由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:了|啦|$|[，,。])"),
+_VERBS_ZH = (("owner", r"(?:改由|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?负责"),)
+#: A stand-in, not the holder: "aisha is acting tech lead", "临时代班".
+_STAND_IN = re.compile(
+    r"\b(?:interim|acting|temporary|temp|covering|covers|fill(?:ing|s)? in|while|for now|"
+    r"on leave|until)\b"
+    r"|临时|代班|代理|暂时",
+    re.IGNORECASE,
 )
 _ARTICLE = re.compile(r"^(?:an?)\s", re.IGNORECASE)
-_DEFINITE = r"(?:the|my|our|his|her|their|\w+'s)\s+"
+_DEFINITE = r"(?:the|my|our)\s+"
 _NOT_NAMES = EN_STOPWORDS | frozenset(
     "i i'm we you he she they it someone somebody nobody everyone who new now still also "
     "gonna going out off away sick leave covering temporary interim acting".split()
 )
 #: A Chinese person as addressed or named: 老刘, 小韩, 王姐, 周总, 张婷 (jieba's nr).
 _ZH_PERSON = re.compile(
-    r"^(?:[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}"
-    r"(?:总|姐|哥|工|老师|经理|教授|医生|大夫|律师|主任|师傅))"
+    r"[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}"
+    r"(?:总|姐|哥|工|老师|经理|教授|医生|大夫|律师|主任|师傅)"
 )
 
 
+_LONGEST = 300
+#: Kinds of value a person's name is read as (:func:`memory_pg.text.values.value_kind`).
+_PERSONS = frozenset({"name", "person", "thing"})
 #: Where a first clause ends: not at a title's dot ("Mr. Haddad", "Dr. Kim").
 _CLAUSE = re.compile(
     r"(?<![Mm]r)(?<![Mm]rs)(?<![Mm]s)(?<![Dd]r)(?<![Ss]t)\.|[;!?。；！？\n]|,\s|，"
@@ -87,6 +97,8 @@ class Holder:
     role: str
     person: str
     of: frozenset[str]
+    named: bool = False
+    verb: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -99,8 +111,16 @@ def holder(text: str) -> Holder | None:
         >>> holder("Maya is a designer on the app") is None
         True
     """
+    if len(text) > _LONGEST or _STAND_IN.search(text):
+        return None  # a long text is no statement of one role; a stand-in holds none
     clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
-    return _zh(clause) if has_han(clause) else _en(clause)
+    found = _zh(clause) if has_han(clause) else _en(clause)
+    if found is None:
+        return None
+    # A name as written: capitalised ("Priya"), or a Chinese person (张婷, 老刘).
+    at = text.lower().find(found.person)
+    named = has_han(found.person) or (at >= 0 and text[at].isupper())
+    return Holder(found.role, found.person, found.of, named, found.verb)
 
 
 def _en(clause: str) -> Holder | None:
@@ -130,7 +150,8 @@ def _en(clause: str) -> Holder | None:
         m = re.search(pattern.replace("{role}", _ROLE), low)
         if m:
             rest = low[m.end() :] if role == "lead" else ""
-            return _made(role or m.group("r"), m.group("p"), rest)
+            made = _made(role or m.group("r"), m.group("p"), rest)
+            return made and Holder(made.role, made.person, made.of, verb=True)
     return None
 
 
@@ -154,10 +175,15 @@ def _zh(clause: str) -> Holder | None:
 
 
 def _zh_person(word: str) -> bool:
+    """Whether a Chinese word is a person as named or addressed: 张婷, 老刘, 王总 (not
+    阿里, 小区, 老家: words of another kind)."""
     word = re.sub(r"[了啦呢吧]$", "", word)
-    if _ZH_PERSON.match(word):
+    tags = tagged(word)
+    if len(tags) == 1 and tags[0][1] in ("nr", "nrfg", "nrt"):
         return True
-    return any(f in ("nr", "nrfg", "nrt") for _, f in tagged(word))
+    if _ZH_PERSON.fullmatch(word):
+        return not (len(tags) == 1 and tags[0][1] not in ("nr", "nrfg", "nrt", "t", "x"))
+    return False
 
 
 def _made(role_word: str, person: str, of: str) -> Holder | None:
@@ -171,7 +197,7 @@ def _made(role_word: str, person: str, of: str) -> Holder | None:
         return None
     if person.startswith("姓"):
         pass  # "新老板姓孙": a surname
-    elif value_kind(person) not in ("name", "thing"):
+    elif value_kind(person if has_han(person) else person.title()) not in _PERSONS:
         return None  # "my manager is really nice": a description, no one's name
     role = _ROLE_OF.get(role_word.strip(), role_word.strip())
     if has_han(of):  # "后端那边": what is left of it once its fillers are gone
@@ -201,28 +227,108 @@ _FILLER = frozenset(
 )
 
 
-def replaced(old: str, new: str) -> str:
+def replaced(old: str, new: str, cued: bool = False) -> str:
     """The role ``new`` puts another person in, where ``old`` names who holds it ("tom is
-    the tech lead on checkout" / "checkout has a new tech lead: aisha"), or ""."""
+    the tech lead on checkout" / "checkout has a new tech lead: aisha"), or "".
+
+    ``cued``: the new text has a word of change. Without one, both people must be
+    named as names are written (capitalised, or a Chinese name or address): a word
+    in lower case after "is" may describe ("my manager is remote")."""
     a, b = holder(old), holder(new)
-    if a is None or b is None or a.person == b.person:
+    if a is None or b is None or a.person == b.person or a.role != b.role:
+        return ""
+    if not cued and not (a.named and b.named) and not b.verb:
         return ""
     if subjects.holders(new) - subjects.holders(old):
         return ""  # "我领导是王总" / "我老婆的领导是李姐": another's
-    same_role = a.role == b.role or {a.role, b.role} <= {"owner", "pm", "lead"}
-    if not same_role or a.person in new.lower():
-        return ""
+    if re.search(rf"(?<![a-z]){re.escape(a.person)}(?![a-z])", new.lower()):
+        return ""  # the old holder is still in it
+    if has_han(a.person) and has_han(b.person) and a.person[0] == b.person[0]:
+        return ""  # "王总" / "王建国", "刘老师" / "刘伟教授": one surname, one person
     # What the role is of: the old one's words all in the new text, or none given.
     if a.of and not all(w in new.lower() for w in a.of):
         return ""
     extra = {w for w in b.of if _OWNED.search(w) or not any(x in w or w in x for x in a.of)}
-    if extra and (a.of or any(_OWNED.search(w) for w in extra)):
+    if extra:
         # "the web team's scrum master" beside the data team's; "my manager's manager",
         # "我老婆的领导", "第二紧急联系人": another slot.
         return ""
     if shortened(a.person, b.person) or set(a.person.split()) & set(b.person.split()):
         return ""  # "Priya Shah" / "Priya", "Alexander Brandt" / "Alex Brandt": one person
     return a.role
+
+
+#: A verb after a name that opens a text: "Mark took…", "Nina got promoted…".
+_DOES = re.compile(
+    r"^(?P<n>[A-Z][a-z]+) (?:got promoted|was promoted|(?:took|accepted|landed|got) (?:a|an) "
+    r"(?:[\w-]+ ){0,2}(?:job|position|role|offer)|became (?:a|an|the) |started (?:a|an) "
+    r"(?:new )?job)"
+)
+#: The fact is for another: "…for my wife", "给我老婆…".
+_FOR_ANOTHER = re.compile(
+    r"\bfor (?:my|our|his|her) (?:wife|husband|partner|son|daughter|kid|mom|dad|mother|"
+    r"father|sister|brother|friend|boss)\b|给(?:我)?(?:老婆|老公|儿子|女儿|孩子|爸|妈|朋友)"
+)
+#: A second one of a kind, named as such: "a new work email", "备用手机".
+_SECOND = re.compile(
+    r"\b(?:work|backup|spare|second|secondary|personal) (?:email|e-mail|phone|number|cell|"
+    r"mobile|address|account|laptop|card)\b|备用|工作用|副卡",
+    re.I,
+)
+#: A person who opens a Chinese change of their own: "隔壁组的小王升组长了".
+_ZH_DOES = re.compile(
+    r"^(?:[\u4e00-\u9fff]{0,6}的)?(?P<n>[\u4e00-\u9fff]{2,3}?)(?:升|当上|被|调到|跳槽)"
+)
+
+
+_OPENERS = frozenset("got just finally today yesterday everyone everybody team company".split())
+
+
+def someone_else(old: str, new: str) -> bool:
+    """Whether ``new`` states its fact of someone the old text does not name, or as a
+    second one of its kind: "Mark took a full time job as a designer", "隔壁组的小王升组长
+    了", "Lexapro dose went up to 20mg for my wife", "Got a new work email"."""
+    m = _DOES.match(new.strip())
+    name = m.group("n") if m else ""
+    if name and name.lower() not in old.lower() and name.lower() not in _NOT_NAMES | _OPENERS:
+        return True
+    if _FOR_ANOTHER.search(new) and not _FOR_ANOTHER.search(old):
+        return True
+    if _SECOND.search(new) and not _SECOND.search(old):
+        return True
+    zh = _ZH_DOES.match(new.strip())
+    # "小王升主管了" beside "我是销售"
+    return bool(zh and zh.group("n") not in old and _zh_person(zh.group("n")))
+
+
+def _two_holders(old: str, new: str) -> bool:
+    """Whether the two texts state facts of two holders: two different ones (my
+    sister / my brother), or one on one side that the other does not speak of
+    ("我同事喝咖啡" / "我不再喝咖啡"; "我吃素" / "我老公无肉不欢"). A text speaks of
+    a holder it names anywhere, by the name the other gives it, by "he" or "she", or
+    through what the holder owns (:func:`memory_pg.text.subjects.refers_to_holder`)."""
+    held_old, held_new = subjects.holders(old), subjects.holders(new)
+    if subjects.speaker_and_other(old, new):
+        return True  # "My email is…" / "Linda… she's at linda@…"
+    if held_old and held_new:  # one holder named by two words: "my folks" / "my parents"
+        return not held_old & held_new and not any(
+            synonyms.same_thing(a, b) for a in held_old for b in held_new
+        )
+    if held_old - {"team"}:
+        return not subjects.refers_to_holder(new, old, held_old)
+    if any(subjects.KIN.search(h) or subjects.PEER.search(h) for h in held_new):
+        return not subjects.refers_to_holder(old, new, held_new)
+    # A role holding the new value later ("换了个房东，新房东电话…"): the landlord's.
+    later = subjects.clause_holders(new) - {"team"}
+    return (
+        bool(later) and not subjects.holders(old) and not subjects.refers_to_holder(old, new, later)
+    )
+
+
+def other_holder(old: str, new: str) -> bool:
+    """Whether the two texts state facts of two holders (:func:`_two_holders`), or the
+    new one of someone the old does not name (:func:`someone_else`)."""
+    return _two_holders(old, new) or someone_else(old, new)
 
 
 def other_slot(old: str, new: str) -> bool:
@@ -249,4 +355,12 @@ def one_value_each(old: str, new: str) -> bool:
 _ONE_VALUE = frozenset({"occupation", "employer", "home", "phone", "email", "age", "body"})
 
 
-__all__ = ["Holder", "holder", "one_value_each", "other_slot", "replaced"]
+__all__ = [
+    "Holder",
+    "holder",
+    "one_value_each",
+    "other_holder",
+    "other_slot",
+    "replaced",
+    "someone_else",
+]

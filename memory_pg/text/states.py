@@ -116,6 +116,8 @@ def flipped(old: str, new: str) -> str:
                         return head
             # The thing alone, after a verb of taking it up: "我不吃香菜" / "能接受香菜了".
             thing = predicate[1:]
+            if len(_NEGATED.findall(negated)) > 1:
+                continue  # "不吃香菜，也不吃葱": one taken up, the other still not
             for at in (i.start() for i in re.finditer(re.escape(thing), plain)):
                 before = plain[max(0, at - 4) : at]
                 if len(thing) >= 2 and _TAKEN_UP.search(before) and not re.search("[不没]", before):
@@ -124,7 +126,7 @@ def flipped(old: str, new: str) -> str:
 
 
 #: Verbs of taking something up: "能接受", "爱上了", "喜欢上".
-_TAKEN_UP = re.compile(r"接受|爱上|喜欢上|迷上|能吃|敢吃|能喝|开始")
+_TAKEN_UP = re.compile(r"接受|爱上|喜欢上|迷上|能吃|敢吃|能喝")
 
 
 #: A clause that ends in 了 after what it states (not after a verb of finishing,

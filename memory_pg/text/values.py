@@ -145,6 +145,19 @@ CONTACT = frozenset({"email", "phone"})
 _NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz", "eng"})
 
 
+_WEEKDAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|周[一二三四五六日天末]|星期|礼拜", re.I
+)
+_DATE = re.compile(r"\d|[一二三四五六七八九十]+[月号日]", re.I)
+_DEMONYM = re.compile(r"[A-Z][a-z]{2,}(?:ese|ian|ish|ean|ch|i)")
+_ORG_EN = re.compile(
+    r"\b(?:hospital|clinic|dental|partners|associates|llc|inc|ltd|bank|center|centre|group|"
+    r"practice|firm|office)\b|&",
+    re.IGNORECASE,
+)
+_ORG_ZH = re.compile(r"(?:事务所|医院|诊所|公司|银行|中心|学校|大学|机构|集团)$")
+
+
 def value_kind(value: str) -> str:
     """What kind of value ``value`` is: "email", "phone", "time" (with "day" and/or
     "clock"), "quantity", "name" (a person, place, product or organisation by its
@@ -174,10 +187,20 @@ def value_kind(value: str) -> str:
         return ""
     day, clock = bool(_DAY.search(first)), bool(_CLOCK.search(first))
     if day or clock:
-        return "time:" + "+".join(k for k, on in (("day", day), ("clock", clock)) if on)
+        weekday = bool(_WEEKDAY.search(first)) and not _DATE.search(first)
+        grain = "weekday" if weekday else "day"  # "June 12" / "Saturday": two grains
+        return "time:" + "+".join(k for k, on in ((grain, day), ("clock", clock)) if on)
     if numbers(first) and QUANTITY.match(_PER.sub("", first)):
         return "quantity"
     if has_han(first):
+        if first.endswith("色"):
+            return ""  # "白色": a colour describes
+        if _ORG_ZH.search(first):
+            return "org"  # "金诚律师事务所": a firm, not the person who works there
+        if _PERSON_ZH.fullmatch(first):
+            return "person"
+        if _PERSON_ZH.match(first):
+            return ""  # "王主任会诊": a person doing something, not a value
         if _latin_or_named(first):
             return "name"
         tags = [f for w, f in tagged(first) if w.strip()]
@@ -186,14 +209,18 @@ def value_kind(value: str) -> str:
     words = bare.split()
     if not words:
         return ""
-    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare) or bare[0].isupper():
+    if any(w.lower().strip(".") in _ADJECTIVES for w in words) or _DEMONYM.fullmatch(bare):
+        return ""  # "Silver", "Indian", "British": it describes
+    if _ORG_EN.search(bare):
+        return "org"  # "Greenway Animal Hospital", "Cohen & Partners"
+    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare):
+        return "person"
+    if bare[0].isupper():
         return "name"
     if any(re.search(r"[a-z]\d|\d[a-z]", w, re.IGNORECASE) for w in words):
         return "name"  # "x1 carbon", "m2"
-    if len(words) > 3 or any(w.lower() in _ADJECTIVES for w in words):
-        return ""
-    if len(words) == 1 and _ADJECTIVE_ENDING.search(words[0]):
-        return ""
+    if len(words) > 3 or len(words) == 1:
+        return ""  # one word in lower case may describe as well as name ("remote")
     return "thing"
 
 
@@ -222,13 +249,13 @@ def after_key(value: str, key: tuple[str, ...]) -> str:
 
 
 _MEASURE = (
-    ("kg", re.compile(r"kg|公斤|千克", re.I)),
-    ("jin", re.compile(r"斤")),
-    ("lb", re.compile(r"lbs?\b|pounds?", re.I)),
-    ("m", re.compile(r"cm|厘米|公分|米", re.I)),
-    ("ft", re.compile(r"ft\b|feet|foot|inch|'|\"|″|′", re.I)),
-    ("mg", re.compile(r"mg|毫克", re.I)),
-    ("ml", re.compile(r"ml|毫升", re.I)),
+    ("kg", re.compile(r"\d\s*(?:kg\b|公斤|千克)", re.I)),
+    ("jin", re.compile(r"[\d一二两三四五六七八九十百]\s*斤")),
+    ("lb", re.compile(r"\d\s*(?:lbs?|pounds?)\b", re.I)),
+    ("m", re.compile(r"\d\s*(?:cm\b|厘米|公分)|\d\s*米(?![饭粉线])", re.I)),
+    ("ft", re.compile(r"\d\s*(?:ft\b|feet\b|foot\b|inch(?:es)?\b)|\d['′]\s*\d|\d[\"″]", re.I)),
+    ("mg", re.compile(r"\d\s*(?:mg\b|毫克)", re.I)),
+    ("ml", re.compile(r"\d\s*(?:ml\b|毫升)", re.I)),
 )
 
 
@@ -254,7 +281,7 @@ def digits(text: str) -> str:
 def shortened(a: str, b: str) -> bool:
     """Whether one value is the other said shorter ("Alexander" / "Alex", "Alexander
     Brandt" / "Alex Brandt": each word the start of the other's)."""
-    pa, pb = (plain(re.split(r"[,，(（]", v, maxsplit=1)[0]).split() for v in (a, b))
+    pa, pb = (plain(re.split(r",\s|[，(（]", v, maxsplit=1)[0]).split() for v in (a, b))
     short, long = (pa, pb) if len(pa) <= len(pb) else (pb, pa)
     if not short or len(" ".join(short)) < 2:
         return False
