@@ -144,8 +144,9 @@ def _en(clause: str) -> Holder | None:
         return _made(m.group("r"), m.group("p"), m.group("pre") + " " + m.group("post"))
     # "checkout has a new tech lead: aisha", "…new PM, jake"
     m = re.search(rf"\bnew\s+(?P<r>{_ROLE})\b\s*(?:is|:|,|-|—)\s*(?P<p>[a-z][\w'.-]*)", low)
-    if m:
-        return _made(m.group("r"), m.group("p"), low[: m.start()])
+    if m:  # said outright: a new holder, named
+        made = _made(m.group("r"), m.group("p"), low[: m.start()])
+        return made and Holder(made.role, made.person, made.of, verb=True)
     for role, pattern in _VERBS_EN:
         m = re.search(pattern.replace("{role}", _ROLE), low)
         if m:
@@ -160,7 +161,8 @@ def _zh(clause: str) -> Holder | None:
     for role, pattern in _VERBS_ZH:
         m = re.search(pattern, text)
         if m and _zh_person(m.group("p")):
-            return _made(role, m.group("p"), text[: m.start()])
+            made = _made(role, m.group("p"), text[: m.start()])
+            return made and Holder(made.role, made.person, made.of, verb=True)
     m = re.search(rf"新(?P<r>{_ROLE})姓(?P<p>[\u4e00-\u9fff])", text)
     if m:  # "新老板姓孙": a person by the surname
         return _made(m.group("r"), "姓" + m.group("p"), text[: m.start()])
@@ -235,7 +237,11 @@ def replaced(old: str, new: str, cued: bool = False) -> str:
     named as names are written (capitalised, or a Chinese name or address): a word
     in lower case after "is" may describe ("my manager is remote")."""
     a, b = holder(old), holder(new)
-    if a is None or b is None or a.person == b.person or a.role != b.role:
+    if a is None or b is None or a.person == b.person:
+        return ""
+    # "改由陈刚负责": who is responsible now, for the thing the old text's role is of.
+    responsible = b.verb and b.role == "owner" and _shares_han(old, new)
+    if a.role != b.role and not responsible:
         return ""
     if not cued and not (a.named and b.named) and not b.verb:
         return ""
@@ -329,6 +335,11 @@ def other_holder(old: str, new: str) -> bool:
     """Whether the two texts state facts of two holders (:func:`_two_holders`), or the
     new one of someone the old does not name (:func:`someone_else`)."""
     return _two_holders(old, new) or someone_else(old, new)
+
+
+def _shares_han(a: str, b: str) -> bool:
+    """Whether two texts share two Chinese characters in a row (项目, 需求)."""
+    return any(a[i : i + 2] in b for i in range(len(a) - 1) if has_han(a[i : i + 2]))
 
 
 def other_slot(old: str, new: str) -> bool:

@@ -128,7 +128,7 @@ _PER = re.compile(
     r"^\s*(?:每(?:个)?[月天周年日]|一个月|per\s+\w+|an?\s+(?:month|year|week|day))\s*"
 )
 #: A preposition before a value ("在中关村", "at 9:15", "定在莫干山"): the value follows.
-_BEFORE_VALUE = re.compile(r"^\s*(?:(?:定|改|安排)?在|于|(?:at|in|on)\s+)", re.IGNORECASE)
+_BEFORE_VALUE = re.compile(r"^\s*(?:(?:定|改|安排)?[在为成]|于|是|(?:at|in|on)\s+)", re.IGNORECASE)
 #: Words that describe rather than name: common adjectives of people and things, and
 #: the endings of most others ("helpful", "nervous", "expensive", "reliable").
 _ADJECTIVES = frozenset(

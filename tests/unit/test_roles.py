@@ -83,3 +83,11 @@ def test_one_attribute_by_other_words_and_one_role_of_two_things(
     old: str, new: str, replaces: bool
 ) -> None:
     assert (judge(old, new) is not None) is replaces
+
+
+def test_who_is_responsible_now_replaces_the_role_of_the_same_thing() -> None:
+    # "改由…负责" says who answers for the thing the old role was of; a new holder said
+    # outright ("a new tech lead: …") needs no capital.
+    assert judge("运营经理是小邓", "运营这块改由老罗负责了") is not None
+    assert judge("tom is the tech lead on checkout", "checkout has a new tech lead: aisha")
+    assert judge("运营经理是小邓", "财务那边改由老罗负责了") is None  # another thing
