@@ -357,11 +357,19 @@ def one_value_each(old: str, new: str) -> bool:
     holder ("my title is senior analyst" / "got promoted to analytics manager", "家在上海"
     / "在重庆买了房"): the attribute is the subject, whatever word names it."""
     said = set(stated(old)) & set(stated(new)) & _ONE_VALUE
+    if not _SPEAKERS.search(old):
+        return False  # "The staging database lives in Frankfurt": a thing's place
     if any(holder(t) or subjects.role_person(t) for t in (old, new)):
         said.discard("occupation")  # "我的导师是刘老师" / "…换了个新秘书": others' jobs
     return bool(said) and not subjects.holders(old) ^ subjects.holders(new)
 
 
+#: The speaker's own fact: said of "I", or in Chinese opening with the attribute
+#: ("家在上海", "职位是运营专员": no one else is named).
+_SPEAKERS = re.compile(
+    r"\b(?:i|i'm|im|my|me)\b|我|^(?:家|住|职位|岗位|工作|单位|公司|电话|手机|邮箱|体重)",
+    re.IGNORECASE,
+)
 #: Attributes one holds one value of at a time.
 _ONE_VALUE = frozenset({"occupation", "employer", "home", "phone", "email", "age", "body"})
 

@@ -91,3 +91,9 @@ def test_who_is_responsible_now_replaces_the_role_of_the_same_thing() -> None:
     assert judge("运营经理是小邓", "运营这块改由老罗负责了") is not None
     assert judge("tom is the tech lead on checkout", "checkout has a new tech lead: aisha")
     assert judge("运营经理是小邓", "财务那边改由老罗负责了") is None  # another thing
+
+
+def test_a_things_place_is_no_home_of_the_speaker() -> None:
+    # "lives in" and "moved to" both state a place; only the speaker's own is one home.
+    assert judge("The staging database lives in Frankfurt", "The wiki moved to Confluence") is None
+    assert judge("I live in Leeds", "moved to Bristol with my partner last month") is not None
