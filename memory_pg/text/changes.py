@@ -265,7 +265,7 @@ def judge(
     else:
         said = set(stated(old)) & set(stated(new))
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
-        if signal[0] in ("now", "new", "restated") and not _FIRST_PERSON.search(new):
+        if signal[0] in ("now", "new", "restated") and not subjects.FIRST_PERSON.search(new):
             both.discard("occupation")  # "组长是老刘" / "快递交给小区物业了": a word of a job
         if both:
             same = sorted(both)[0]
@@ -522,7 +522,6 @@ def _qualified(new: str, old: str, word: str) -> bool:
 #: Attributes a person has several values of at once (two allergies, rent and
 #: salary): one subject only with a word of substance in common (:func:`_shared_han`).
 _SEVERAL_VALUES = frozenset({"diet", "health", "price"})
-_FIRST_PERSON = re.compile(r"我|\b(?:i|i'm|my|me)\b", re.IGNORECASE)
 #: Words that name an amount, not what it is of ("dose went up to 100mg").
 _AMOUNT_WORDS = frozenset("dose dosage amount weight went gone 剂量 药量 体重 分量".split())
 

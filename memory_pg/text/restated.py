@@ -26,6 +26,7 @@ from memory_pg.text.subjects import EN_TITLES, ZH_TITLES, stem
 from memory_pg.text.values import (
     CONTACT,
     EN_NUMBER_WORDS,
+    FIRST_CLAUSE,
     NUMBER,
     QUANTITY,
     after_key,
@@ -37,10 +38,6 @@ from memory_pg.text.values import (
     value_kind,
 )
 
-#: Where a first clause ends: not at a thousands separator ("$2,000") or a title ("Dr.").
-_CLAUSE = re.compile(
-    r"[，。；;！!？?（）()]|,(?!\d{3})|(?<!Dr)(?<!Mr)(?<!Ms)(?<!Mrs)(?<!St)(?<!Jr)\.(?:\s|$)"
-)
 #: A separator between key and value, in the order it is looked for.
 _MARK = re.compile(r"(?<!\d):(?!\d)|[：=]|—|–|(?<!\s)\s-\s")  # not a time's "9:30"
 _COPULA_EN = re.compile(r"(?<!\s)\s+(?:is|are|was)\s", re.IGNORECASE)
@@ -125,7 +122,7 @@ def key_value(text: str) -> tuple[tuple[str, ...], str] | None:
     """
     if len(text) > _LONGEST:
         return None
-    clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
+    clause = FIRST_CLAUSE.split(text.strip(), maxsplit=1)[0]
     m = _MARK.search(clause)
     if m is None and not has_han(clause):
         m = _COPULA_EN.search(clause) or _CONTRACTED.search(clause)
@@ -168,7 +165,7 @@ _SECOND_SLOT = re.compile(
 def _marked(text: str) -> bool:
     """Whether the first clause of ``text`` has a key's mark (":", "—", "="): a key
     of its own, even one :func:`key_value` does not read as one slot."""
-    return _MARK.search(_CLAUSE.split(text.strip(), maxsplit=1)[0]) is not None
+    return _MARK.search(FIRST_CLAUSE.split(text.strip(), maxsplit=1)[0]) is not None
 
 
 def _several(key: str) -> bool:

@@ -26,7 +26,7 @@ from memory_pg._segment import EN_STOPWORDS, ordered_words
 from memory_pg.entities import has_han
 from memory_pg.text import subjects, synonyms
 from memory_pg.text.attributes import stated, tagged
-from memory_pg.text.values import shortened, value_kind
+from memory_pg.text.values import FIRST_CLAUSE, PERSON_ZH, shortened, value_kind
 
 #: Roles one person holds at a time, and the words of each (the first is its name).
 _ROLES: tuple[tuple[str, ...], ...] = (
@@ -73,20 +73,11 @@ _NOT_NAMES = EN_STOPWORDS | frozenset(
     "i i'm we you he she they it someone somebody nobody everyone who new now still also "
     "gonna going out off away sick leave covering temporary interim acting".split()
 )
-#: A Chinese person as addressed or named: 老刘, 小韩, 王姐, 周总, 张婷 (jieba's nr).
-_ZH_PERSON = re.compile(
-    r"[小老阿][\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}"
-    r"(?:总|姐|哥|工|老师|经理|教授|医生|大夫|律师|主任|师傅)"
-)
 
 
 _LONGEST = 300
 #: Kinds of value a person's name is read as (:func:`memory_pg.text.values.value_kind`).
 _PERSONS = frozenset({"name", "person", "thing"})
-#: Where a first clause ends: not at a title's dot ("Mr. Haddad", "Dr. Kim").
-_CLAUSE = re.compile(
-    r"(?<![Mm]r)(?<![Mm]rs)(?<![Mm]s)(?<![Dd]r)(?<![Ss]t)\.|[;!?。；！？\n]|,\s|，"
-)
 
 
 @dataclass(frozen=True)
@@ -113,7 +104,7 @@ def holder(text: str) -> Holder | None:
     """
     if len(text) > _LONGEST or _STAND_IN.search(text):
         return None  # a long text is no statement of one role; a stand-in holds none
-    clause = _CLAUSE.split(text.strip(), maxsplit=1)[0]
+    clause = FIRST_CLAUSE.split(text.strip(), maxsplit=1)[0]
     found = _zh(clause) if has_han(clause) else _en(clause)
     if found is None:
         return None
@@ -183,7 +174,7 @@ def _zh_person(word: str) -> bool:
     tags = tagged(word)
     if len(tags) == 1 and tags[0][1] in ("nr", "nrfg", "nrt"):
         return True
-    if _ZH_PERSON.fullmatch(word):
+    if PERSON_ZH.fullmatch(word):
         return not (len(tags) == 1 and tags[0][1] not in ("nr", "nrfg", "nrt", "t", "x"))
     return False
 
@@ -357,19 +348,16 @@ def one_value_each(old: str, new: str) -> bool:
     holder ("my title is senior analyst" / "got promoted to analytics manager", "家在上海"
     / "在重庆买了房"): the attribute is the subject, whatever word names it."""
     said = set(stated(old)) & set(stated(new)) & _ONE_VALUE
-    if not _SPEAKERS.search(old):
+    if not (subjects.FIRST_PERSON.search(old) or _ATTRIBUTE_FIRST.match(old)):
         return False  # "The staging database lives in Frankfurt": a thing's place
     if any(holder(t) or subjects.role_person(t) for t in (old, new)):
         said.discard("occupation")  # "我的导师是刘老师" / "…换了个新秘书": others' jobs
     return bool(said) and not subjects.holders(old) ^ subjects.holders(new)
 
 
-#: The speaker's own fact: said of "I", or in Chinese opening with the attribute
-#: ("家在上海", "职位是运营专员": no one else is named).
-_SPEAKERS = re.compile(
-    r"\b(?:i|i'm|im|my|me)\b|我|^(?:家|住|职位|岗位|工作|单位|公司|电话|手机|邮箱|体重)",
-    re.IGNORECASE,
-)
+#: The speaker's own fact in Chinese, with no one named: it opens with the attribute
+#: ("家在上海", "职位是运营专员").
+_ATTRIBUTE_FIRST = re.compile(r"(?:家|住|职位|岗位|工作|单位|公司|电话|手机|邮箱|体重)")
 #: Attributes one holds one value of at a time.
 _ONE_VALUE = frozenset({"occupation", "employer", "home", "phone", "email", "age", "body"})
 

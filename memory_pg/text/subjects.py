@@ -73,7 +73,7 @@ _THIRD_PERSON = re.compile(
     re.IGNORECASE,
 )
 #: The speaker as the subject of a clause.
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|my|our)\b|我", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|my|our)\b|我", re.IGNORECASE)
 #: A Chinese form of address: "小李", "老王", "张总", "陈经理", "刘姐".
 #: Titles a name carries, in both languages: "Dr." / "医生" on both sides is one profession.
 EN_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof")
@@ -221,11 +221,11 @@ def speaker_and_other(a: str, b: str) -> bool:
     ("…she's at linda@lindacpa.com")."""
 
     def speaker(text: str) -> bool:
-        opening = _FIRST_PERSON.match(text.lstrip()) is not None
+        opening = FIRST_PERSON.match(text.lstrip()) is not None
         return opening and not holders(text)
 
     def third(text: str) -> bool:
-        if _FIRST_PERSON.search(text):
+        if FIRST_PERSON.search(text):
             return False
         start = text.lstrip()
         named = any(
@@ -293,7 +293,7 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
             return True
     if _shared_person(text, other):
         return True
-    if _THIRD_PERSON.search(text) and not _FIRST_PERSON.search(text.split(",")[0]):
+    if _THIRD_PERSON.search(text) and not FIRST_PERSON.search(text.split(",")[0]):
         return True
     return any(names(text, w) and not _own(text, w) for w in _owned(other, held))
 
@@ -315,7 +315,7 @@ def speaks_of_holders(text: str, other: str) -> bool:
     return (
         bool(holders(other))
         and bool(_THIRD_PERSON.search(first))
-        and not _FIRST_PERSON.search(first)
+        and not FIRST_PERSON.search(first)
     )
 
 
@@ -513,6 +513,7 @@ def role_renamed(old: str, new: str, ends: list[int], similar: bool = False) -> 
 
 __all__ = [
     "EN_TITLES",
+    "FIRST_PERSON",
     "FUNCTION",
     "KIN",
     "VERB",

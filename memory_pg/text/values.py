@@ -197,9 +197,9 @@ def value_kind(value: str) -> str:
             return ""  # "白色": a colour describes
         if _ORG_ZH.search(first):
             return "org"  # "金诚律师事务所": a firm, not the person who works there
-        if _PERSON_ZH.fullmatch(first):
+        if PERSON_ZH.fullmatch(first):
             return "person"
-        if _PERSON_ZH.match(first):
+        if re.match(_TITLED_ZH, first):
             return ""  # "王主任会诊": a person doing something, not a value
         if _latin_or_named(first):
             return "name"
@@ -227,13 +227,19 @@ def value_kind(value: str) -> str:
 def _latin_or_named(text: str) -> bool:
     """Whether a Chinese value names something: Latin letters (a product, "TP-Link"), a
     person as addressed (老刘, 王医生), or a word jieba knows as a name or place."""
-    if re.search(r"[A-Za-z]", text) or _PERSON_ZH.search(text):
+    if re.search(r"[A-Za-z]", text) or PERSON_ZH.fullmatch(re.split(r"[，,。]", text)[0]):
         return True
     return any(f in _NAME_TAGS for w, f in tagged(text))
 
 
-_PERSON_ZH = re.compile(
-    rf"^[小老阿][\u4e00-\u9fff](?:[，,。]|$)|^[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|教授|师傅)"
+#: A Chinese person as addressed or named by a title: 老刘, 小韩, 王姐, 周总, 李医生.
+_TITLED_ZH = rf"[\u4e00-\u9fff]{{1,2}}(?:{ZH_TITLES}|姐|哥|工|教授|师傅)"
+PERSON_ZH = re.compile(rf"[小老阿][\u4e00-\u9fff]|{_TITLED_ZH}")
+#: Where a first clause ends: not at a thousands separator ("$2,000") or a title's dot
+#: ("Dr. Kim", "mr. haddad").
+FIRST_CLAUSE = re.compile(
+    r"[，。；;！!？?（）()\n]|,(?!\d{3})"
+    r"|(?<![Dd]r)(?<![Mm]r)(?<![Mm]s)(?<![Mm]rs)(?<![Ss]t)(?<![Jj]r)\.(?:\s|$)"
 )
 
 
@@ -296,7 +302,9 @@ def plain(text: str) -> str:
 __all__ = [
     "CONTACT",
     "EN_NUMBER_WORDS",
+    "FIRST_CLAUSE",
     "NUMBER",
+    "PERSON_ZH",
     "QUANTITY",
     "after_key",
     "digits",

@@ -322,6 +322,9 @@ def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: A
         ),
         ("user_profile", "我有抽烟的习惯", "烟已经戒了半年了"),
         ("user_profile", "我喜欢喝美式咖啡", "现在改喝拿铁了"),
+        # Another person in a one-person role; a key said again with another name.
+        ("key_decision", "Our tech lead is Tom.", "Our tech lead is Aisha now."),
+        ("user_profile", "My accountant is Rita Gomez.", "Accountant: Sam Oduya, downtown."),
     ],
 )
 def test_a_change_said_by_its_shape_replaces_the_old_memory(
@@ -340,6 +343,10 @@ def test_a_change_said_by_its_shape_replaces_the_old_memory(
         ("todo", "Finish the slide deck by Thursday", "Rachel's slide deck got moved to next week"),
         ("key_decision", "A项目的产品经理是周敏", "B项目的产品经理换成了吴磊"),
         ("user_profile", "I work at Google as a PM.", "I moved my 1:1 to Thursday."),
+        # Someone else's career; a description of the same dentist; a second phone.
+        ("user_profile", "I work as a barista.", "Jess took a full-time job as a nurse."),
+        ("user_profile", "My dentist is Dr. Patel.", "My dentist is really gentle."),
+        ("user_profile", "My phone is 555-123-4567.", "Phone: 555-987-6543 (work)"),
     ],
 )
 def test_what_only_looks_like_a_change_keeps_both_memories(

@@ -30,16 +30,15 @@ BODY_S = 1.5
 PER_CLIENT = 40
 
 
-@pytest.fixture(scope="module")
-def guarded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    log = tmp_path_factory.mktemp("guarded") / "service.log"
+def _serving(
+    service_db: str, tmp_path_factory: pytest.TempPathFactory, name: str, *timeouts: str
+) -> Iterator[Service]:
+    """``memory-pg serve`` under ``ulimit -n 256`` with ``timeouts`` (its options)."""
+    log = tmp_path_factory.mktemp(name) / "service.log"
     svc = start_service(
         service_db,
         log,
-        "--header-timeout",
-        str(HEAD_S),
-        "--body-timeout",
-        str(BODY_S),
+        *timeouts,
         "--max-connections-per-client",
         str(PER_CLIENT),
         nofile=NOFILE,
@@ -48,6 +47,19 @@ def guarded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield svc
     finally:
         stop_service(svc)
+
+
+@pytest.fixture(scope="module")
+def guarded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    yield from _serving(
+        service_db,
+        tmp_path_factory,
+        "guarded",
+        "--header-timeout",
+        str(HEAD_S),
+        "--body-timeout",
+        str(BODY_S),
+    )
 
 
 def _address(svc: Service) -> tuple[str, int]:
@@ -121,20 +133,7 @@ def crowded(service_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     a test: which connections are refused then depends on the bounds alone, not on
     how fast a busy machine opens them (with a 1.5 s clock, CI once timed out the
     first ones before the last were open, and none was refused)."""
-    log = tmp_path_factory.mktemp("crowded") / "service.log"
-    svc = start_service(
-        service_db,
-        log,
-        "--header-timeout",
-        "300",
-        "--max-connections-per-client",
-        str(PER_CLIENT),
-        nofile=NOFILE,
-    )
-    try:
-        yield svc
-    finally:
-        stop_service(svc)
+    yield from _serving(service_db, tmp_path_factory, "crowded", "--header-timeout", "300")
 
 
 def test_connections_past_one_address_bound_are_refused_at_once(crowded):
