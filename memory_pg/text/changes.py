@@ -40,8 +40,8 @@ from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
-from memory_pg.text.cues import CUES, spelled
-from memory_pg.text.restated import may_restate, restated
+from memory_pg.text.cues import CUES, POINTING_BACK, spelled
+from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
 from memory_pg.text.states import unchanged
@@ -216,6 +216,8 @@ def judge(
     if not left and not swap and aspects.other_aspect(old, new, signal):
         # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new.
         return None
+    if signal[0] in _WEAK and (person := value_stands(old, new)) and not _given_up(new, [person]):
+        return None  # "组长是老王" / "最近老王在减肥": the old value, another fact of it
     if _repeats_number(old, new):
         return None  # "房租每月 5000" / "…下个月开始每月 5000": the old value, said again
     if _other_left(old, new):
@@ -453,6 +455,8 @@ def _left_behind(old: str, new: str) -> bool | None:
     gone = next(g for g in m.groups() if g)
     if gone.endswith(("起", "开始")):
         return None  # "从这个月起加到两千": when it starts, not what was left
+    if POINTING_BACK.match(gone.strip()):
+        return None  # "从原来那天挪到…", "从之前那位换成…": the old value, by a pointer
     words = {w for w in _content(gone) | _values(gone) if len(w) > 1} or {gone.strip()}
     return any(_holds(old, w) for w in words)
 

@@ -94,7 +94,9 @@ CUES: tuple[tuple[str, str], ...] = (
         "now",
         r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
         r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
-        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
+        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始"
+        # Lately, as the state that holds now: "这阵子住在重庆", "go-to food lately is…".
+        r"|\blately\b|\bthe past few (?:weeks|months)\b|这阵子|这段时间|最近|近来|这些日子",
     ),
     (
         "new",
@@ -115,6 +117,15 @@ CUES: tuple[tuple[str, str], ...] = (
         r"|上线了|重启|恢复|通过|完成了|解决了|赶上|发布了|交付|好多了|搞定|办好了|办完了|弄好了|做完了",
     ),
 )
+#: What points back at a value said before instead of naming it: "从原来那天", "从之前那位",
+#: "从一开始的打算", "从那个打卡软件", "from the old one".
+POINTING_BACK = re.compile(
+    r"(?:原来|原先|原本|本来|之前|以前|先前|一开始|起初|最初|上次|那个|那位|那家|那台|那款|老的|旧的)"
+    r"|(?:the\s+)?(?:old|previous|former|original)\b|that\b|the\s+one\b",
+    re.IGNORECASE,
+)
+
+
 CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
 #: The English words of change of seven letters or more, for reading them misspelt
@@ -157,4 +168,4 @@ def spelled(text: str) -> str:
     return re.sub(r"[A-Za-z]{6,}", fix, text)
 
 
-__all__ = ["CUE", "CUES", "spelled"]
+__all__ = ["CUE", "CUES", "POINTING_BACK", "spelled"]

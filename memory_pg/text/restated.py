@@ -90,6 +90,12 @@ _ATTRIBUTE_HEADS = frozenset(
     "address number code id name location date time day fee price cost rate amount level title "
     "地址 号码 电话 名字 名称 时间 日期 费用 价格 金额 级别".split()
 )
+#: Words before a key that say when or how often its one value holds, not which of
+#: several slots it is ("monthly rent" is the rent; "work phone" is another phone).
+_OF_ANY_TIME = frozenset(
+    "current monthly yearly annual weekly daily total overall usual "
+    "目前 当前 现在 每月 每个月 每年 每周 每天 平时".split()
+)
 #: What follows a key in a statement with no copula: a verb of it ("CI runs on…",
 #: "Netflix costs…", "团建预算定为…") or a number ("体重75公斤").
 _ZH_FOLLOWING = ("v", "m", "p", "d", "r", "t", "e")  # "e": "eng", a Latin value
@@ -175,7 +181,7 @@ def _several(key: str) -> bool:
     if _EVENTS.fullmatch(_POSSESSIVE_ZH.sub("", key.strip()).strip()):
         return True
     words = [w for w in re.findall(r"[A-Za-z]+(?:['’][a-z]+)?", key) if w.lower() not in _FILLER]
-    plural = any(re.search(r"[^su'’]s$", w) for w in words[:1] + words[-1:])
+    plural = any(re.search(r"[^sui'’]s$", w) for w in words[:1] + words[-1:])
     return bool(
         _SEVERAL.search(key)
         or (_LISTS.search(key) and not _LIST_ATTRIBUTE.search(key))
@@ -205,7 +211,11 @@ def _one_scale(a: set[str], b: set[str]) -> bool:
 
 
 def _units(text: str) -> set[str]:
-    return {(a or b).lower()[:2] for a, b in _UNIT.findall(text) if (a or b)}
+    # (A magnitude or a particle after a number is no unit: "八千", "一万二的".)
+    return {(a or b).lower()[:2] for a, b in _UNIT.findall(text) if a or (b and b not in _NOT_UNIT)}
+
+
+_NOT_UNIT = frozenset("十百千万亿的了吧啊呢左")
 
 
 def _holds(text: str, token: str) -> bool:
@@ -221,6 +231,10 @@ def _same_key(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     if "".join(a) == "".join(b):
         return True
     short, long = (a, b) if len(a) < len(b) else (b, a)
+    if long[len(long) - len(short) :] == short and all(
+        w in _OF_ANY_TIME for w in long[: len(long) - len(short)]
+    ):
+        return True  # "monthly rent" / "rent", "目前体重" / "体重": one slot, its period said
     return long[: len(short)] == short and all(w in _ATTRIBUTE_HEADS for w in long[len(short) :])
 
 
@@ -308,6 +322,7 @@ def restated(old: str, new: str, typed: bool = False) -> str:
     if len(old) > _LONGEST or len(new) > _LONGEST:
         return ""
     parsed_old, parsed_new = key_value(old), key_value(new)
+    chat = False
     if parsed_old and parsed_new:
         if not _same_key(parsed_old[0], parsed_new[0]):
             return ""
@@ -316,6 +331,11 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         key, value_old, value_new = parsed_new[0], old, parsed_new[1]
     elif parsed_old and _leads(new, parsed_old[0]) and not _marked(new):
         key, value_old, value_new = parsed_old[0], parsed_old[1], new
+    elif parsed_old and typed and not parsed_new and not _marked(new) and _in_chat(parsed_old, new):
+        # "团队预算：50万" / "今年团队就30万的预算": the key's words anywhere in a chat
+        # line, with one value of the old one's kind.
+        key, value_old, value_new = parsed_old[0], parsed_old[1], new
+        chat = True
     else:
         return ""  # (a key of its own that is no slot: "Email for newsletters: …")
     both = value_old != old and value_new != new
@@ -359,7 +379,7 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         # A value read from a whole text ("我体重 65 公斤") is what follows its key.
         a = value_old if value_old != old else after_key(old, key)
         b = value_new if value_new != new else after_key(new, key)
-        kind, other = value_kind(a), value_kind(b)
+        kind, other = value_kind(a), value_kind(a if chat else b)
         # A name in lower case ("east of eden") is read as a thing, a person's name
         # with or without a title as a name: the two are one kind.
         if not kind or ({kind, other} != {kind} and {kind, other} not in _ONE_KIND):
@@ -373,6 +393,23 @@ def restated(old: str, new: str, typed: bool = False) -> str:
     return " ".join(key) if gone else ""
 
 
+#: Kinds of value a chat line can give beside its key's words in any order: a number,
+#: a date, an address (names and things need the key's own shape).
+_CHAT_KINDS = frozenset({"quantity", "time:day", "email", "phone"})
+
+
+def _in_chat(parsed_old: tuple[tuple[str, ...], str], new: str) -> bool:
+    """Whether ``new`` names every word of the old key and gives one value of the old
+    value's kind (:data:`_CHAT_KINDS`), however the words are ordered."""
+    key, value = parsed_old
+    kind = value_kind(value)
+    if kind not in _CHAT_KINDS or not all(_holds(new, w) for w in key if not w.startswith("#")):
+        return False
+    if kind == "quantity":
+        return len(numbers(new)) == 1 and measures(new) == measures(value)
+    return value_kind(after_key(new, key)) == kind
+
+
 def _names(text: str) -> frozenset[str]:
     """The capitalised words of a value that are not titles ("Dr.", "Mrs."): its names."""
     return frozenset(
@@ -380,6 +417,22 @@ def _names(text: str) -> frozenset[str]:
         for w in re.findall(r"\b[A-Z][A-Za-z]*[a-z][A-Za-z]*\b", text)
         if w not in EN_TITLES and w.lower() not in _FILLER
     )
+
+
+def value_stands(old: str, new: str) -> str:
+    """The person or name ``old`` gives its key ("组长是老王": 老王), where ``new`` names
+    it whole and not the key, or "": what ``new`` says may be another fact of that
+    person, who stays the key's."""
+    parsed = key_value(old)
+    if parsed is None:
+        return ""
+    value = parsed[1].strip(" 。.，,!！")
+    if value_kind(value) not in ("person", "name") or any(_holds(new, k) for k in parsed[0]):
+        return ""
+    if has_han(value):
+        return value if value in new else ""
+    found = re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", new, re.IGNORECASE)
+    return value if found else ""
 
 
 def may_restate(text: str) -> bool:
@@ -393,4 +446,4 @@ def may_restate(text: str) -> bool:
     return any(_leads(text, tokens[:n]) for n in range(1, min(3, len(tokens)) + 1))
 
 
-__all__ = ["key_value", "may_restate", "numbers", "restated"]
+__all__ = ["key_value", "may_restate", "numbers", "restated", "value_stands"]

@@ -196,3 +196,38 @@ def test_a_change_said_with_other_words_of_change_or_of_its_subject(old: str, ne
 )
 def test_a_word_of_change_about_something_else_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "From" a pointer back at the old value, not another value.
+        ("周例会在周三", "周例会从原来那天改到周五了"),
+        ("家里宽带用的是电信", "宽带从之前那家换成联通了"),
+        # Lately, as the state that holds now.
+        ("午饭一般吃食堂", "这阵子午饭都是自己带饭"),
+        ("I commute by bus", "lately I commute by bike"),
+        # A key's period said or not ("monthly rent" is the rent); a key's words
+        # anywhere in a chat line with one amount of the old one's kind.
+        ("Monthly phone bill: $40", "phone bill is $55 now"),
+        ("旅游预算：八千", "这趟旅游就一万二的预算吧"),
+    ],
+)
+def test_a_change_pointed_at_or_said_lately_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Another fact of the person a role names: the role stays theirs.
+        ("我们组长是老王", "最近老王在减肥"),
+        ("My landlord is Mr. Oyelaran", "lately Mr. Oyelaran has been slow to reply"),
+        # Lately, something else; an amount of another holder or another key.
+        ("我住在成都", "最近在上海出差"),
+        ("旅游预算：八千", "孩子的学费：一万二"),
+        ("体重：65公斤", "最近我儿子长到30公斤了"),
+    ],
+)
+def test_lately_or_a_key_in_chat_about_something_else_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
