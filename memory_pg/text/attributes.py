@@ -119,7 +119,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "age",
-        r"多大|几岁|年纪|年龄|多少岁|哪年生|哪年出生|属什么|属啥|\bhow old\b|\bage\b|"
+        # (With the south-west's "好大岁数" and the polite 高寿, 贵庚.)
+        r"多大|几岁|年纪|年龄|多少岁|好大岁数|好大年纪|好大了|岁数|高寿|贵庚|"
+        r"哪年生|哪年出生|属什么|属啥|\bhow old\b|\bage\b|"
         r"\bwhat year was\b.*\bborn\b",
         rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[了，,。！!；;\s]|$)|"
         # "我33，在杭州…", "我38了": a person and a bare number of years.
@@ -138,7 +140,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _attr(
         "education",
         r"学历|毕业于|哪毕业|哪里毕业|哪儿毕业|什么学校|哪个学校|哪间学校|哪所|哪个大学|什么大学|读的什么|"
-        r"学的什么|学什么的|什么专业|专业是|读过书|文化程度|几年级|哪个年级|上几年级|读几|读到|\bdegree\b|\bgraduat|\bschool\b|"
+        r"学的什么|学什么的|什么专业|啥专业|学的啥|读的啥|读啥|专业是|读过书|文化程度|几年级|哪个年级|上几年级|读几|读到|\bdegree\b|\bgraduat|\bschool\b|"
         r"\bcollege\b|\buniversity\b|\bmajor\b|\bstud(?:y|ied)\b|\beducation\b",
         rf"{_DEGREES_ZH}|大学|学院|读书(?!会)|念书|读研|读博|专业|考上|年级|[高初大][一二三四](?![十百千万岁个])|"
         # A school by its number or kind: "兰州一中", "实验小学", "职高".
@@ -158,6 +160,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
         rf"(?:{_JOBS_ZH})|职业|职位|岗位|职务|头衔|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
+        # A living by what one does: on the land, at sea, in a lab, at a stall.
+        r"种地|种田|务农|种菜|种果树|养(?:了)?[\d一二三四五六七八九十几百]*[多头只箱]*(?:猪|牛|羊|鸡|鸭|鱼|蜂)|"
+        r"打鱼|捕鱼|跑船|跑远洋|开(?:了)?(?:一辈子)?船|出海|搞科研|做科研|搞研究|做研究|"
+        r"摆摊|摆地摊|卖菜|开店|打零工|跑运输|跑业务|"
         # Driving for a living: "开了三十二年火车", "开出租".
         r"开(?:了)?(?:[\d一二三四五六七八九十几]+年)?(?:的)?(?:火车|出租车?|公交车?|货车|大车|卡车|地铁)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
@@ -171,7 +177,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "employer",
-        r"在哪(?:里|儿|个|家|间)?[厂店所院行局]?(?:上班|工作|干活|打工|做事|高就|任职|实习)|"
+        r"在哪(?:里|儿|个|家|间|所)?[\u4e00-\u9fff]{0,3}?(?:上班|工作|干活|打工|做事|高就|任职|实习)|"
         r"哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
@@ -221,8 +227,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _attr(
         "health",
         r"身体|健康|毛病|病|体检|检查结果|血压|血糖|怎么了|哪里不舒服|\bhealth\b|\bsick\b|\bill\b|"
+        r"受(?:了|过)?(?:啥子|什么|啥|哪样)?伤|伤(?:到|了|在)哪|\binjur|\bhurt\b|"
         r"\bdiagnos|\bcondition\b|\bcheck-?up\b",
         r"病|血压|血糖|手术|住院|体检|确诊|诊断|吃药|感冒|发烧|骨折|疼|痛|医院|复查|指标|偏高|偏低|"
+        # An injury or a finding named: "手腕骨裂", "牙结石", "腰椎间盘膨出", "半月板磨损".
+        r"受伤|伤了|骨裂|扭伤|拉伤|石膏|结石|发炎|[\u4e00-\u9fff]炎|膨出|突出|磨损|结节|囊肿|息肉|中风|"
         # A part of the body not well: "膝盖也不好", "腰不行了", "胃不舒服".
         r"(?:膝盖|腰|颈椎|腰椎|胃|肝|肺|心脏|眼睛|牙|腿|脚|肩膀?|关节|嗓子|皮肤)[也都又还]?"
         r"(?:不好|不行|不舒服|有问题|受伤|发炎|出了?问题)|"

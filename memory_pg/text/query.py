@@ -169,6 +169,7 @@ def others_of(word: str) -> tuple[str, ...]:
         *mates(low),
         *COVERS.get(low, ()),
         *_COVERED_BY.get(low, ()),
+        *_KINDS_OF.get(low, ()),
     )
     return tuple(dict.fromkeys(w for w in found if w != low))
 
@@ -188,7 +189,57 @@ COVERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("kid", "kids", "child", "children"), ("son", "daughter")),
     **dict.fromkeys(("boss",), ("manager", "supervisor")),
 }
-_BY_ORDER = re.compile(r"[大小二三老尕幺细](儿子|女儿|闺女|孙子|孙女|姑娘)")
+_BY_ORDER = re.compile(r"[大小二三老尕幺细](儿子|女儿|闺女|孙子|孙女|姑娘|哥|姐|弟|妹)")
+#: Kinds a broader word of an animal covers: "我家那条狗" is asked of "那只柯基".
+_KINDS_OF: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("狗", "狗狗", "小狗", "狗子"),
+        (
+            "柯基",
+            "泰迪",
+            "金毛",
+            "哈士奇",
+            "二哈",
+            "拉布拉多",
+            "边牧",
+            "柴犬",
+            "比熊",
+            "博美",
+            "萨摩耶",
+            "土狗",
+            "田园犬",
+            "阿拉斯加",
+            "德牧",
+            "法斗",
+            "雪纳瑞",
+            "吉娃娃",
+        ),
+    ),
+    **dict.fromkeys(
+        ("猫", "猫咪", "小猫"),
+        ("布偶", "英短", "美短", "橘猫", "狸花", "加菲", "暹罗", "蓝猫", "三花", "缅因"),
+    ),
+    **dict.fromkeys(
+        ("dog", "puppy"),
+        (
+            "corgi",
+            "poodle",
+            "retriever",
+            "husky",
+            "labrador",
+            "beagle",
+            "terrier",
+            "bulldog",
+            "dachshund",
+            "pug",
+            "collie",
+            "schnauzer",
+            "chihuahua",
+            "spaniel",
+        ),
+    ),
+    **dict.fromkeys(("cat", "kitten"), ("tabby", "siamese", "persian", "ragdoll")),
+}
 #: The broader words a memory may name a person by: "我老公…" is asked of "我对象…".
 _COVERED_BY: dict[str, tuple[str, ...]] = {}
 for _broad, _narrow in COVERS.items():

@@ -356,3 +356,37 @@ def test_what_only_looks_like_a_change_keeps_both_memories(
     store.add_memory(before, memory_type)
     store.add_memory(after, memory_type)
     assert {r["text"] for r in store.list_memories()} == {before, after}
+
+
+LIVINGS = [
+    "我姐夫一直在老家种果树，还养了几箱蜂",
+    "我姐夫爱喝酒，一顿能喝半斤",
+    "家里那只金毛叫旺财，三岁了",
+    "楼下新开了个宠物店，老板挺热情",
+    "额娘今年六十八了，腿脚还利索",
+    "额娘做的臊子面最香",
+    "孩他爸在一家研究所搞科研，天天加班",
+    "孩他爸爱钓鱼，周末都不着家",
+    "囡囡在南京读的是会计专业",
+    "囡囡最爱吃鸭血粉丝",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # A living by what one does (种果树, 搞科研), not by a job's name.
+        ("我姐夫是干啥的？", LIVINGS[0]),
+        ("我老公是做什么工作的？", LIVINGS[6]),
+        # A dog asked of by its kind's broader word; a mother, a daughter, a husband
+        # by the words of a region or of the child (额娘, 囡囡, 孩他爸).
+        ("我家那条狗叫什么？", LIVINGS[2]),
+        ("我老娘今年好大岁数了？", LIVINGS[4]),
+        ("我女儿学的啥专业？", LIVINGS[8]),
+    ],
+)
+def test_a_living_a_kind_or_a_regional_word_is_the_one_asked(
+    make_store: Any, question: str, answer: str
+) -> None:
+    store = holding(make_store, LIVINGS)
+    assert store.search(question, top_k=3, track_access=False)[0]["text"] == answer

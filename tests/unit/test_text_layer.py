@@ -34,6 +34,12 @@ from memory_pg.text.references import compared_with, name_in, names_given, refer
         ("他老婆在哪干活？", "employer"),
         # "用的是什么" asks what is used, as "用什么" does.
         ("我剪视频用的是什么软件？", "tool"),
+        # Where one works, with the kind of place between ("哪家医院", "哪所学校").
+        ("我表姐在哪家医院上班？", "employer"),
+        # The south-west's "好大岁数", the polite 高寿; an injury; a major said with 啥.
+        ("你外公好大岁数了？", "age"),
+        ("他上回受了啥子伤？", "health"),
+        ("我侄女学的啥专业？", "education"),
     ],
 )
 def test_a_question_asks_one_attribute(question: str, attribute: str) -> None:
@@ -61,6 +67,13 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         ("新办公室位于滨江区", "place"),
         ("我家在公园对面", "place"),
         ("剪视频用的是 DaVinci Resolve", "tool"),
+        # A living by what one does, not by a job's name.
+        ("我表叔在老家种地，还养了二十头猪", "occupation"),
+        ("他年轻时跑远洋，开了半辈子船", "occupation"),
+        ("小舅在一家研究所搞科研", "occupation"),
+        # An injury or a finding named without 病.
+        ("跑步把脚踝扭伤了", "health"),
+        ("体检查出来甲状腺有个结节", "health"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
