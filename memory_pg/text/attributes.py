@@ -227,7 +227,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _attr(
         "health",
         r"身体|健康|毛病|病|体检|检查结果|血压|血糖|怎么了|哪里不舒服|\bhealth\b|\bsick\b|\bill\b|"
-        r"受(?:了|过)?(?:啥子|什么|啥|哪样)?伤|伤(?:到|了|在)哪|\binjur|\bhurt\b|"
+        r"受(?:了|过)?(?:啥子|什么|啥|哪样)?伤|伤(?:到|了|在)哪|"
         r"\bdiagnos|\bcondition\b|\bcheck-?up\b",
         r"病|血压|血糖|手术|住院|体检|确诊|诊断|吃药|感冒|发烧|骨折|疼|痛|医院|复查|指标|偏高|偏低|"
         # An injury or a finding named: "手腕骨裂", "牙结石", "腰椎间盘膨出", "半月板磨损".

@@ -41,6 +41,7 @@ from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
+from memory_pg.text.days import said_again as day_said_again
 from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
@@ -336,6 +337,11 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     situation = states.new_situation(old, new)
     if situation:
         return "now", situation
+    # "The grant application is due June 30" / "grant app deadline is july 15": one
+    # thing's one day said again as another, where nothing makes it a second one.
+    day = day_said_again(old, new)
+    if day:
+        return "value", day
     # "my manager is priya" / "i report to daniel now": another person in a one-person role.
     if role_replaced(old, new):
         return "role", ""

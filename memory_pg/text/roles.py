@@ -58,8 +58,24 @@ _VERBS_EN = (
         r"(?:team|squad|group|project|crew)\b",
     ),
     ("manager", rf"\b(?:i|we) (?:now )?report (?:in )?to (?P<p>{_NAME})"),
+    # A role handed to someone, or taken over by them: "scrum master role got handed
+    # over to dmitri", "marcus took over as tech lead".
+    (
+        "",
+        r"(?P<r>{role})(?: role| duties| job)? (?:got |was |has been |is being )?"
+        rf"(?:handed|passed|given|reassigned|transferred)(?: over)? to (?P<p>{_NAME})",
+    ),
+    (
+        "",
+        rf"^(?P<p>{_NAME}) (?:took|has taken|is taking|takes) over (?:as )?(?:the |our )?"
+        r"(?P<r>{role})\b",
+    ),
 )
-_VERBS_ZH = (("owner", r"(?:改由|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?负责"),)
+_VERBS_ZH = (
+    ("owner", r"(?:改由|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?负责"),
+    # Whom one reports to is one's manager: "我改成直接汇报给刘敏".
+    ("manager", r"汇报给(?P<p>[\u4e00-\u9fff]{2,3})"),
+)
 #: A stand-in, not the holder: "aisha is acting tech lead", "临时代班".
 _STAND_IN = re.compile(
     r"\b(?:interim|acting|temporary|temp|covering|covers|fill(?:ing|s)? in|while|for now|"
@@ -111,7 +127,7 @@ def holder(text: str) -> Holder | None:
     # A name as written: capitalised ("Priya"), or a Chinese person (张婷, 老刘).
     at = text.lower().find(found.person)
     named = has_han(found.person) or (at >= 0 and text[at].isupper())
-    return Holder(found.role, found.person, found.of, named, found.verb)
+    return Holder(found.role, found.person, found.of, named or found.named, found.verb)
 
 
 def _en(clause: str) -> Holder | None:
@@ -133,6 +149,14 @@ def _en(clause: str) -> Holder | None:
     )
     if m and not _ARTICLE.match(m.group("pre")):  # "Maya is a designer": one of several
         return _made(m.group("r"), m.group("p"), m.group("pre") + " " + m.group("post"))
+    # "my boss raj wants the deck": a role and its person side by side, named by place.
+    m = re.match(
+        rf"^(?:my|our)\s+(?P<r>{_ROLE})\s+(?P<p>[a-z][\w'.-]*)\s+(?:wants|says|said|asked|is|was|thinks|told|needs)\b",
+        low,
+    )
+    if m:
+        made = _made(m.group("r"), m.group("p"), "")
+        return made and Holder(made.role, made.person, made.of, named=True)
     # "checkout has a new tech lead: aisha", "…new PM, jake"
     m = re.search(rf"\bnew\s+(?P<r>{_ROLE})\b\s*(?:is|:|,|-|—)\s*(?P<p>[a-z][\w'.-]*)", low)
     if m:  # said outright: a new holder, named
@@ -152,15 +176,16 @@ def _zh(clause: str) -> Holder | None:
     for role, pattern in _VERBS_ZH:
         m = re.search(pattern, text)
         if m and _zh_person(m.group("p")):
-            made = _made(role, m.group("p"), text[: m.start()])
+            made = _made(role, m.group("p"), text[: m.start()] if role == "owner" else "")
             return made and Holder(made.role, made.person, made.of, verb=True)
     m = re.search(rf"新(?P<r>{_ROLE})姓(?P<p>[\u4e00-\u9fff])", text)
     if m:  # "新老板姓孙": a person by the surname
         return _made(m.group("r"), "姓" + m.group("p"), text[: m.start()])
     m = re.search(
-        rf"(?P<r>{_ROLE})(?:的)?(?:现在|目前|如今)?(?:是|叫|：|:|换成了?|变成了?)"
+        rf"(?P<r>{_ROLE})(?:的)?(?:现在|目前|如今)?(?:换人了?[\s，,]*)?(?:是|叫|：|:|换成了?|变成了?)"
         r"(?P<p>[\u4e00-\u9fff]{2,3})",
         text,
+        re.IGNORECASE,
     )
     if m and _zh_person(m.group("p")):
         return _made(m.group("r"), m.group("p"), text[: m.start()])
@@ -192,12 +217,12 @@ def _made(role_word: str, person: str, of: str) -> Holder | None:
         pass  # "新老板姓孙": a surname
     elif value_kind(person if has_han(person) else person.title()) not in _PERSONS:
         return None  # "my manager is really nice": a description, no one's name
-    role = _ROLE_OF.get(role_word.strip(), role_word.strip())
+    role = _ROLE_OF.get(role_word.strip().lower(), role_word.strip())
     if has_han(of):  # "后端那边": what is left of it once its fillers are gone
-        rest = re.sub(r"那边|这边|这块|那块|了|我们|咱们|这个|那个|项目|[\s，,]", "", of)
+        rest = re.sub(r"那边|这边|这块|那块|了|我们|咱们|这个|那个|项目|直属|直接|[\s，,]", "", of)
         rest = re.sub(r"^我的?|^的", "", rest)
         return Holder(
-            _ROLE_OF.get(role_word.strip(), role_word.strip()),
+            role,
             person,
             frozenset({rest} if rest else ()),
         )

@@ -36,7 +36,7 @@ _HOLDERS = re.compile(
     r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
     r"|boss|manager|supervisor|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
     r"|girlfriend|boyfriend|fianc[ée]e?|in-laws|baby|dog|cat)\b"
-    r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|爸爸|妈妈|爸|妈|父母|爸妈|姐姐|妹妹|哥哥|弟弟"
+    r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|父母|爸妈|爹娘|二老|老两口|爸爸|妈妈|爸|妈|姐姐|妹妹|哥哥|弟弟"
     r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|婆婆|公公|岳父|岳母|叔叔|阿姨|舅舅|姑姑|堂哥|表哥|表姐|表妹|堂妹"
     r"|朋友|同事|领导|老板|上司|主管|室友|房东|邻居|医生|男朋友|女朋友|对象"
     r"|(?<=我)[弟哥姐妹](?![弟哥姐妹夫们媳嫂]))",  # "我弟刚搬去重庆了"
@@ -120,7 +120,7 @@ _ONE_RELATIVE = (
         "阿爸",
         "老父亲",
     ),
-    ("父母", "爸妈"),
+    ("父母", "爸妈", "爹娘", "二老", "老两口", "双亲"),
     ("弟弟", "弟", "老弟", "细佬"),
     ("哥哥", "哥"),
     ("姐姐", "姐", "老姐"),
@@ -283,6 +283,13 @@ def clause_holders(text: str) -> set[str]:
     return out
 
 
+#: The members of a pair, each of whom speaks of it.
+_MEMBERS_OF = {
+    "parents": ("mom", "mum", "dad", "mother", "father"),
+    "父母": ("爸", "妈", "爹", "娘"),
+}
+
+
 def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     """Whether ``text``, naming no holder in subject position, still speaks of the
     holders ``held`` of ``other``: it names one of them anywhere ("Dad sold the
@@ -293,6 +300,8 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     for word in held:
         if names(text, word) or synonyms.held_by(text, word):  # 爸妈 / 二老
             return True
+        if any(names(text, m) for m in _MEMBERS_OF.get(word, ())):
+            return True  # "My parents live in Cork" / "mum n dad are settled in galway"
     if _shared_person(text, other):
         return True
     if _THIRD_PERSON.search(text) and not FIRST_PERSON.search(text.split(",")[0]):

@@ -231,3 +231,41 @@ def test_a_change_pointed_at_or_said_lately_is_a_change(old: str, new: str) -> N
 )
 def test_lately_or_a_key_in_chat_about_something_else_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # One thing's one day said again as another, in any words around it.
+        ("The visa interview is on May 14.", "visa interview got set for june 2 fyi"),
+        ("Our housewarming party is on the 9th.", "housewarming party - the 16th now"),
+        ("驾照考试定在5月6日。", "驾照考试改了个日子，5月20号"),
+        # A one-person role handed over, taken over, or reported to; a role and its
+        # person side by side ("my boss raj").
+        ("Our release manager is Ines Duarte.", "release manager role got handed over to kwame"),
+        ("My manager is Paulo.", "my boss greta says the offsite is in may"),
+        ("我的直属领导是郭鹏。", "部门调整了 我现在汇报给沈琳"),
+        ("项目经理是宋佳。", "PM换人了 换成唐毅"),
+        # A pair by its members (二老 for 爸妈).
+        ("爸妈住在沈阳。", "二老搬去大连了。"),
+    ],
+)
+def test_a_day_a_role_or_a_pair_said_again_is_a_change(old: str, new: str) -> None:
+    assert judge(old, new) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A day of another thing of the same name, of a recurring thing, or a second one.
+        ("The visa interview is on May 14.", "visa photos for the interview are due May 2"),
+        ("Code review deadline: Mar 3.", "Code review deadline for the docs repo: Mar 10."),
+        ("Team lunch is on the 5th.", "another team lunch on the 19th"),
+        ("每月15号交房租。", "这个月20号交房租"),
+        # A role's person doing something; someone else's manager.
+        ("My manager is Paulo.", "my boss paulo says the offsite is in may"),
+        ("我的直属领导是郭鹏。", "我老婆的领导是沈琳"),
+    ],
+)
+def test_a_day_or_a_role_of_something_else_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
