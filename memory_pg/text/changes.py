@@ -147,6 +147,8 @@ def judge(
     new = spelled(new)  # "dentist resheduled me": a word of change, mistyped
     new, old = subjects.spelled_out(new, old), subjects.spelled_out(old, new)
     signal = _signal(old, new, restate)
+    if signal is None and product_kinds and topics.swapped(old, new) and not _scoped(old, new):
+        signal = ("now", "")  # "CI runs on Jenkins" / "CI is GitHub Actions": in its place
     if signal is None or beside(old, new) or unchanged(new):
         return None
     if signal[0] in _WEAK and (states.other_quantity(old, new) or states.progress(old, new)):
@@ -351,6 +353,15 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     return ("restated", "") if restated(old, new, typed=not restate) else None
 
 
+def _scoped(old: str, new: str) -> bool:
+    """Whether ``new`` names a word ``old`` does not, other than the products and the
+    name of their kind: a scope of its own ("测试环境用 Docker Compose", "Bitwarden
+    for personal stuff")."""
+    named = topics.kind_words(topics.product_topics(old) & topics.product_topics(new))
+    extra = _content(new) - _content(old) - _values(new)
+    return any(w.lower() not in named and not any(w.lower() in n for n in named) for w in extra)
+
+
 def may_change(text: str) -> bool:
     """Whether ``text`` may state a change of something an older memory says: a word
     of change, a named thing's number, a verb of finishing, a negation, or a key with
@@ -361,6 +372,7 @@ def may_change(text: str) -> bool:
         or states.versioned(text)
         or states.may_finish_or_flip(text)
         or may_restate(text)
+        or bool(topics.product_topics(text))  # a product of a kind, in another's place
     )
 
 

@@ -285,6 +285,15 @@ def _keyword_pattern(keyword: str) -> re.Pattern[str]:
 
 
 _PRODUCT_PATTERNS = [(t, _keyword_pattern(k)) for t, ks in _PRODUCTS for k in ks]
+_PRODUCT_KEYWORDS = [(t, k, _keyword_pattern(k)) for t, ks in _PRODUCTS for k in ks]
+#: One product by two of its names: "Kubernetes" and "K8s" are one.
+_ONE_PRODUCT = {
+    "k8s": "kubernetes",
+    "postgres": "postgresql",
+    "golang": "go",
+    "vscode": "vs code",
+    "google cloud": "gcp",
+}
 _ROLE_PATTERNS = [(t, _keyword_pattern(k)) for t, ks in _ROLE_NOUNS for k in ks]
 
 
@@ -355,12 +364,19 @@ def swapped(old: str, new: str) -> bool:
     Bitbucket" / "repos all live on self-hosted GitLab now"), whatever other words
     both say."""
     for topic in product_topics(old) & product_topics(new):
-        named = [p for t, p in _PRODUCT_PATTERNS if t == topic]
-        in_old = {p.pattern for p in named if p.search(old)}
-        in_new = {p.pattern for p in named if p.search(new)}
+        named = [(k, p) for t, k, p in _PRODUCT_KEYWORDS if t == topic]
+        in_old = {_ONE_PRODUCT.get(k, k) for k, p in named if p.search(old)}
+        in_new = {_ONE_PRODUCT.get(k, k) for k, p in named if p.search(new)}
         if in_new - in_old and not in_old & in_new:
             return True
     return False
+
+
+def kind_words(topics: set[str]) -> set[str]:
+    """The words that name these kinds of product ("editor", "编辑器", "数据库") and the
+    products of them ("neovim", "飞书"): a text that names nothing else names no other
+    scope."""
+    return {w.lower() for t, words in (*_ROLE_NOUNS, *_PRODUCTS) if t in topics for w in words}
 
 
 def product_names(topic: str) -> tuple[str, ...]:

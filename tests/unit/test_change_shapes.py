@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pg.text.changes import judge
+from memory_pg.text.topics import product_topics
 
 
 @pytest.mark.parametrize(
@@ -269,3 +270,21 @@ def test_a_day_a_role_or_a_pair_said_again_is_a_change(old: str, new: str) -> No
 )
 def test_a_day_or_a_role_of_something_else_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # A product of one kind in another's place, said plainly with the same words.
+        ("Our CI runs on CircleCI.", "CI is Jenkins.", True),
+        ("我们的CI用的是CircleCI。", "CI走Jenkins。", True),
+        # A scope of its own (another environment, another use), or one product by
+        # two of its names: both stay.
+        ("生产环境的数据库是MySQL。", "测试环境的数据库是PostgreSQL。", False),
+        ("Our CI runs on Jenkins.", "CI for the docs site is GitHub Actions.", False),
+        ("我们用Kubernetes部署服务。", "服务部署在K8s上。", False),
+    ],
+)
+def test_a_product_in_anothers_place(old: str, new: str, expected: bool) -> None:
+    kinds = (product_topics(old), product_topics(new))
+    assert (judge(old, new, kinds) is not None) is expected
