@@ -181,7 +181,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
-        r"公司|单位|集团|银行|医院|学校|厂|上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|"
+        r"公司|单位|集团|银行|医院|学校|厂|上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|员工|"
         r"\bworks? (?:at|for)\b|\bjoined\b|\bemploy|\bcompany\b|\bhired\b|\bstart(?:ed|s) at\b",
     ),
     _attr(
@@ -248,10 +248,15 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "price",
         r"花了?多少钱?|多少钱|价格|价钱|贵不贵|月租|租多少|费用|收费|多少费|租金|房租|工资|薪水|月薪|年薪|薪资|"
         r"[挣赚]了?多少|收入多少|"
+        # What was spent or bought: "花过哪些钱", "买过些啥", "报过什么班".
+        r"花(?:过|了)?(?:哪些|什么|啥)钱|花过哪些|开销|花销|花费|[买报](?:过|了)(?:些|点)?(?:啥|什么|哪些)|"
         r"预算|多少块|\bhow much\b|\bcost\b|\bprice\b|\bsalary\b|\bfee\b|\brent\b|\bpay\b|"
         r"\bbudget\b|\bpaid\b",
         rf"{_N}\s*(?:元|块|万(?!公里|里|步|人|字|次|粉|平|多人)|千(?!米|克|公里|步|字)|刀|美元|欧|镑)|[￥¥$€£]\s*\d|钱|价格|工资|月薪|年薪|租金|房租|"
-        r"费用|收费|预算|\brent\b|\bsalary\b|\bcosts?\b|\bpaid\b|\bprice[ds]?\b|\bdollars?\b|"
+        r"费用|收费|预算|学费|"
+        # An amount spent, with or without its unit: "花了九百二", "买了个护腰，淘宝上二百六十八".
+        rf"花了?(?:大概|差不多|将近)?{_N}|[买报换交付]了[^，,。]{{0,12}}[，,]\s*(?:[\u4e00-\u9fff]{{1,4}}上)?{_N}(?=[。！!]|$)|"
+        r"\brent\b|\bsalary\b|\bcosts?\b|\bpaid\b|\bprice[ds]?\b|\bdollars?\b|"
         r"\bbucks\b|\bbudget\b|\bfee\b|\d+k\b",
     ),
     _attr(

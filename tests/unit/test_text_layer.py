@@ -40,6 +40,9 @@ from memory_pg.text.references import compared_with, name_in, names_given, refer
         ("你外公好大岁数了？", "age"),
         ("他上回受了啥子伤？", "health"),
         ("我侄女学的啥专业？", "education"),
+        # What was spent on someone, or bought for them.
+        ("今年在猫身上花过哪些钱？", "price"),
+        ("给我妈买过些啥？", "price"),
     ],
 )
 def test_a_question_asks_one_attribute(question: str, attribute: str) -> None:
@@ -74,6 +77,10 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         # An injury or a finding named without 病.
         ("跑步把脚踝扭伤了", "health"),
         ("体检查出来甲状腺有个结节", "health"),
+        # An amount spent, with or without its unit; an employee is employed.
+        ("给狗换了个新笼子，一百二", "price"),
+        ("带猫去打疫苗，花了三百五", "price"),
+        ("表哥在比亚迪评上了优秀员工", "employer"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
