@@ -30,15 +30,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from memory_pg import _facts
-from memory_pg._segment import EN_STOPWORDS, query_terms, segment
+from memory_pg._segment import query_terms
 from memory_pg.entities import has_han
-from memory_pg.text import aspects, kinds, quantities, states, subjects, synonyms, things, topics
+from memory_pg.text import (
+    aspects,
+    contacts,
+    kinds,
+    quantities,
+    states,
+    subjects,
+    synonyms,
+    things,
+    topics,
+)
 from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
+from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
 from memory_pg.text.days import said_again as day_said_again
@@ -46,18 +56,11 @@ from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
 from memory_pg.text.states import unchanged
-from memory_pg.text.subjects import stem
 from memory_pg.text.values import same_measure
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿]+")
-#: Words that say when or how a change happened, not what it is about.
-_FILLER = frozenset(
-    "last week month year yesterday today ago just recently finally already since ago "
-    "officially entirely fully completely totally all everything everyone so too very "
-    "really got get gets been have has had did do does done am be being new now old "
-    "上周 上个月 去年 今年 昨天 今天 最近 刚 刚刚 终于 已经 全部 彻底 基本 正式 都 了 上 这周 本周 "
-    "下个月 下周 开始 现在 以后 一下 一直 还是 就 也 又 再 才".split()
-) | {t.lower() for t in subjects.EN_TITLES}  # "Dr." on both sides says nothing of who
+from memory_pg.text.words import FILLER as _FILLER
+from memory_pg.text.words import NUMBER as _NUMBER
+from memory_pg.text.words import content as _content
+from memory_pg.text.words import values as _values
 
 
 @dataclass(frozen=True)
@@ -88,39 +91,6 @@ def cue(text: str) -> tuple[str, str] | None:
     for m in _CUE.finditer(text):
         return m.lastgroup or "", m.group(0)
     return None
-
-
-@lru_cache(maxsize=4096)
-def _content(text: str) -> frozenset[str]:
-    """The words of ``text`` that can say what it is about or what it states, English
-    ones by their stem ("logs", "logging" → "log"): no function words, numbers,
-    signals of change or words of time."""
-    stripped = _CUE.sub(" ", text)
-    seg = segment(stripped)
-    words = {stem(w) for w in seg.words if w not in EN_STOPWORDS and w not in _FILLER}
-    cjk = {w for w in seg.cjk if len(w) > 1 and w not in _FILLER}
-    # One thing named by two words ("月供" / "房贷") is one word of both.
-    named = {"§" + name for name in concepts(stripped)}
-    return frozenset(w for w in words | cjk | named if w and not _NUMBER.fullmatch(w))
-
-
-def _values(text: str) -> set[str]:
-    """Values a text gives: numbers, and names written in Latin letters (products,
-    handles, addresses: "MySQL", "jake@acme.io", "4B"). In English, a word is a name
-    when it is capitalised past the sentence's first word, or holds a digit or a mark."""
-    numbers = {n.replace(",", "") for n in _NUMBER.findall(text)}
-    han = has_han(text)
-    names: set[str] = set()
-    for m in _LATIN_VALUE.finditer(text):
-        word = m.group(0)
-        first = not text[: m.start()].strip(" \"'“(")
-        if han or re.search(r"[\d@.+#_]", word) or (not first and word[0].isupper()):
-            if word.lower() not in EN_STOPWORDS and word.lower() not in _FILLER:
-                names.add(word.lower())
-    return numbers | names
-
-
-_LATIN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#@'-]*[A-Za-z0-9_+#]|[A-Za-z]")
 
 
 def judge(
@@ -344,6 +314,9 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     day = day_said_again(old, new)
     if day:
         return "value", day
+    # "email is jen@…" / "reach me at jk@… now": one address or number in another's place.
+    if contacts.swapped(old, new):
+        return "now", ""
     # "my manager is priya" / "i report to daniel now": another person in a one-person role.
     if role_replaced(old, new):
         return "role", ""
@@ -383,21 +356,11 @@ _WEAK = frozenset({"now", "value", "new", "restated"})
 _PRESENT = re.compile(r"now|currently|these days|nowadays|现在|目前|如今|眼下", re.IGNORECASE)
 
 
-#: Values of a recognisable shape that a person has one of at a time: a phone
-#: number, an e-mail address. Two texts giving one of the same shape, with nothing
-#: else in the old one's subject than the attribute's own words ("My cell is 555-…" /
-#: "New number: 555-…"), speak of one subject.
-_SHAPES = (
-    ("phone", re.compile(r"(?<![\d-])(?:\+?\d[\d -]{5,}\d)(?![\d-])")),
-    ("email", re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")),
-)
-
-
 def _same_attribute(old: str, new: str, zone: set[str]) -> str:
-    """The attribute of :data:`_SHAPES` whose value both texts give, when the old
+    """The attribute of :data:`SHAPES` whose value both texts give, when the old
     text's subject holds nothing but that attribute's words ("my cell", "手机号";
     not "物业电话", "张总的电话"), or ""."""
-    for name, shape in _SHAPES:
+    for name, shape in SHAPES:
         if shape.search(old) and shape.search(new) and name in stated(new):
             if all(name in stated(w) for w in zone):
                 return name

@@ -288,3 +288,20 @@ def test_a_day_or_a_role_of_something_else_keeps_both(old: str, new: str) -> Non
 def test_a_product_in_anothers_place(old: str, new: str, expected: bool) -> None:
     kinds = (product_topics(old), product_topics(new))
     assert (judge(old, new, kinds) is not None) is expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # One address or number in another's place, said with nothing else of its slot.
+        ("My phone number is 503-555-0117.", "Call me at 971-555-0188.", True),
+        ("我的手机号是137 2222 3131。", "手机：186 4444 5151", True),
+        # A slot of its own (work, someone else's, a second one), or one number in
+        # another format: both stay.
+        ("My phone number is 503-555-0117.", "Work phone is 503-555-0190.", False),
+        ("My email is li@fastmail.com.", "My wife's email is mei@fastmail.com.", False),
+        ("Phone: +44 7700 900456", "07700900456", False),
+    ],
+)
+def test_a_contact_in_anothers_place(old: str, new: str, expected: bool) -> None:
+    assert (judge(old, new) is not None) is expected
