@@ -114,10 +114,18 @@ def judge(
         >>> judge("My sister lives in Chengdu.", "My brother lives in Xi'an.") is None
         True
     """
+    if _facts.non_fact(new) == "question":
+        return None  # "is the tax deadline april 18 this year?" asks, it does not say
     new = spelled(new)  # "dentist resheduled me": a word of change, mistyped
     new, old = subjects.spelled_out(new, old), subjects.spelled_out(old, new)
     signal = _signal(old, new, restate)
-    if signal is None and product_kinds and topics.swapped(old, new) and not _scoped(old, new):
+    if (
+        signal is None
+        and product_kinds
+        and topics.swapped(old, new)
+        and not _scoped(old, new)
+        and not re.search(r"[?？吗]|\btoo\b", new)  # "Trello吗？", "we use Redis too"
+    ):
         signal = ("now", "")  # "CI runs on Jenkins" / "CI is GitHub Actions": in its place
     if signal is None or beside(old, new) or unchanged(new):
         return None

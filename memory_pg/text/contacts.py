@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from memory_pg.text.subjects import KIN, RELATIVE
 from memory_pg.text.words import content, values
 
 #: Values of a recognisable shape that a person has one of at a time: a phone
@@ -19,7 +20,7 @@ from memory_pg.text.words import content, values
 #: "New number: 555-…"), speak of one subject.
 SHAPES = (
     ("phone", re.compile(r"(?<![\d-])(?:\+?\d[\d -]{5,}\d)(?![\d-])")),
-    ("email", re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")),
+    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.]+")),
 )
 
 
@@ -39,6 +40,11 @@ def _contact_scoped(old: str, new: str) -> bool:
     return any(not SHAPES[0][1].search(w) and not SHAPES[1][1].search(w) for w in extra)
 
 
+def _kin(text: str) -> set[str]:
+    """The relatives a text names anywhere, one word each ("老妈", "妈" are one)."""
+    return {RELATIVE.get(m.group(0).lower(), m.group(0).lower()) for m in KIN.finditer(text)}
+
+
 def _plain(value: str) -> str:
     """A phone number by its last digits, an address in lower case."""
     # (The last eight digits: "+44 7700 900123" and "07700900123" are one number.)
@@ -48,6 +54,8 @@ def _plain(value: str) -> str:
 def swapped(old: str, new: str) -> bool:
     """Whether ``new`` gives one address or number of a shape where ``old`` gives
     another one, and names nothing of a slot of its own."""
+    if re.search(r"[?？]|吗", new) or _kin(old) != _kin(new):
+        return False  # a question; a relative's number ("是我老公的", "（我妈）")
     for _name, shape in SHAPES:
         a = {_plain(v) for v in shape.findall(old)}
         b = {_plain(v) for v in shape.findall(new)}

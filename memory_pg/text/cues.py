@@ -94,9 +94,7 @@ CUES: tuple[tuple[str, str], ...] = (
         "now",
         r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
         r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
-        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始"
-        # Lately, as the state that holds now: "这阵子住在重庆", "go-to food lately is…".
-        r"|\blately\b|\bthe past few (?:weeks|months)\b|这阵子|这段时间|最近|近来|这些日子",
+        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
     ),
     (
         "new",

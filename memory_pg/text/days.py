@@ -88,9 +88,12 @@ def other_day(old: str, new: str) -> str:
 #: What makes a day one of several: a recurring thing ("every", 每月), another one
 #: ("also", "another", 还有, 也).
 _ANOTHER_OCCASION = re.compile(
-    r"\b(?:every|each|also|another|too|as well|plus|next one|second)\b|每|还有|也|另|再",
+    r"\b(?:every|each|also|another|too|as well|plus|next one|second)\b|每|还有|也|另|再"
+    # An exception for one time: "rent due the 5th this month because of the holiday".
+    r"|\bthis (?:month|week|year|time)\b|这个月|这周|这次|这回|本月",
     re.IGNORECASE,
 )
+_ASKED = re.compile(r"[?？]|吗|\bis (?:it|the)\b.*\?")
 #: What a thing is for, naming which one it is: "Code freeze for the mobile app".
 _FOR_SCOPE = re.compile(r"\bfor (?:the |my |our |that |this )?([a-z][\w-]+)", re.IGNORECASE)
 #: Words that frame a day rather than name what it is the day of.
@@ -143,6 +146,8 @@ def said_again(old: str, new: str) -> str:
         ''
     """
     day = other_day(old, new)
+    if _ASKED.search(new):
+        return ""  # "is the tax deadline april 18 this year?": a question
     if day and not _ANOTHER_OCCASION.search(old + " " + new) and _names_all(old, new):
         return day
     return ""

@@ -322,7 +322,6 @@ def restated(old: str, new: str, typed: bool = False) -> str:
     if len(old) > _LONGEST or len(new) > _LONGEST:
         return ""
     parsed_old, parsed_new = key_value(old), key_value(new)
-    chat = False
     if parsed_old and parsed_new:
         if not _same_key(parsed_old[0], parsed_new[0]):
             return ""
@@ -331,11 +330,6 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         key, value_old, value_new = parsed_new[0], old, parsed_new[1]
     elif parsed_old and _leads(new, parsed_old[0]) and not _marked(new):
         key, value_old, value_new = parsed_old[0], parsed_old[1], new
-    elif parsed_old and typed and not parsed_new and not _marked(new) and _in_chat(parsed_old, new):
-        # "团队预算：50万" / "今年团队就30万的预算": the key's words anywhere in a chat
-        # line, with one value of the old one's kind.
-        key, value_old, value_new = parsed_old[0], parsed_old[1], new
-        chat = True
     else:
         return ""  # (a key of its own that is no slot: "Email for newsletters: …")
     both = value_old != old and value_new != new
@@ -379,7 +373,7 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         # A value read from a whole text ("我体重 65 公斤") is what follows its key.
         a = value_old if value_old != old else after_key(old, key)
         b = value_new if value_new != new else after_key(new, key)
-        kind, other = value_kind(a), value_kind(a if chat else b)
+        kind, other = value_kind(a), value_kind(b)
         # A name in lower case ("east of eden") is read as a thing, a person's name
         # with or without a title as a name: the two are one kind.
         if not kind or ({kind, other} != {kind} and {kind, other} not in _ONE_KIND):
@@ -391,23 +385,6 @@ def restated(old: str, new: str, typed: bool = False) -> str:
         if shortened(a, b):
             return ""  # "Name: Alexander" / "Name: Alex": one value, said shorter
     return " ".join(key) if gone else ""
-
-
-#: Kinds of value a chat line can give beside its key's words in any order: a number,
-#: a date, an address (names and things need the key's own shape).
-_CHAT_KINDS = frozenset({"quantity", "time:day", "email", "phone"})
-
-
-def _in_chat(parsed_old: tuple[tuple[str, ...], str], new: str) -> bool:
-    """Whether ``new`` names every word of the old key and gives one value of the old
-    value's kind (:data:`_CHAT_KINDS`), however the words are ordered."""
-    key, value = parsed_old
-    kind = value_kind(value)
-    if kind not in _CHAT_KINDS or not all(_holds(new, w) for w in key if not w.startswith("#")):
-        return False
-    if kind == "quantity":
-        return len(numbers(new)) == 1 and measures(new) == measures(value)
-    return value_kind(after_key(new, key)) == kind
 
 
 def _names(text: str) -> frozenset[str]:

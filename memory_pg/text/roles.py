@@ -74,7 +74,10 @@ _VERBS_EN = (
 _VERBS_ZH = (
     ("owner", r"(?:改由|交由|由)(?P<p>[\u4e00-\u9fff]{2,3}?)(?:来)?负责"),
     # Whom one reports to is one's manager: "我改成直接汇报给刘敏".
-    ("manager", r"汇报给(?P<p>[\u4e00-\u9fff]{2,3})"),
+    (
+        "manager",
+        r"我(?:现在|改成|改为|直接|以后|今后|开始){0,3}汇报给(?P<p>[\u4e00-\u9fff]{2,3})",
+    ),
 )
 #: A stand-in, not the holder: "aisha is acting tech lead", "临时代班".
 _STAND_IN = re.compile(

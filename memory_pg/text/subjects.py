@@ -137,7 +137,8 @@ _ONE_RELATIVE = (
     ("manager", "boss", "supervisor", "line manager"),
     ("领导", "老板", "上司", "主管"),
 )
-_RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
+RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
+_RELATIVE = RELATIVE
 
 
 def one_person(word: str) -> tuple[str, ...]:
