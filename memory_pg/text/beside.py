@@ -28,6 +28,9 @@ _ONE_OFF = re.compile(
     r"|\bthen (?:going|go|goes|heading|head) back\b|\bjust (?:this|for) (?:once|week|time|today)\b"
     r"|\b(?:this|that) (?:week|time|once) only\b|\bonly (?:this|for) (?:week|time|once|today)\b"
     r"|临时|暂时(?!不)|暂且|先凑合|先将就|(?:只是|就|仅)这(?:一?次|周|回|一天)"
+    # A stand-in while the holder is away: "while marcus is on leave", "他休假期间".
+    r"|\bwhile\s+(?:\w+\s+){1,2}(?:is|are)\s+(?:on\s+(?:\w+\s+)?leave|away|out|off)\b"
+    r"|(?:休假|请假|出差|不在)(?:期间|的时候)"
     r"|过(?:几|两)天(?:就|再)(?:回|换回|改回)|(?:之后|回头|以后)再?(?:换|改|搬)回",
     re.IGNORECASE,
 )

@@ -37,6 +37,18 @@ _SCOPE = re.compile(
 )
 
 
+#: A group or an undertaking a fact is said of, anywhere in the text: "for the payments
+#: squad", "on the side project", "the sister team's".
+_GROUP_SCOPE = re.compile(
+    r"\b(?:for|on|in)\s+(?:my|our|the|a|an|his|her|their)\s+(?:[a-z-]+\s+){0,2}"
+    r"(?:squad|team|project|client|account|hackathon)\b|\b[a-z-]+\s+team['’]s\b",
+    re.IGNORECASE,
+)
+_GROUP_WORDS = frozenset(
+    "for on in my our the a an his her their squad team team's team’s project".split()
+)
+
+
 def other_part(old: str, new: str) -> bool:
     """Whether each text names its own part of a day, a week or a year ("green tea
     every morning" / "my evening drink", "工作日" / "周末"): two habits. (Where the
@@ -50,10 +62,18 @@ def other_part(old: str, new: str) -> bool:
 
 def other_scope(old: str, new: str) -> bool:
     """Whether ``new`` puts its fact in a scope of its own that ``old`` does not name:
-    "I use Postgres at work" / "For my hobby project I switched to SQLite"."""
+    "I use Postgres at work" / "For my hobby project I switched to SQLite"; "Our tech
+    lead is Marcus" / "marcus took over as tech lead for the payments squad", "the
+    sister team's scrum master…"."""
     m = _SCOPE.match(new)
     words = [stem(w) for w in m.group(1).split() if w.lower() not in FUNCTION] if m else []
-    return bool(words) and not any(names(old, w) for w in words)
+    if words and not any(names(old, w) for w in words):
+        return True
+    for m in _GROUP_SCOPE.finditer(new):
+        named = [stem(w) for w in m.group(0).split() if w.lower() not in _GROUP_WORDS]
+        if named and not any(names(old, w) for w in named):
+            return True
+    return False
 
 
 def other_subject(old: str, new: str, filler: frozenset[str] = frozenset()) -> bool:

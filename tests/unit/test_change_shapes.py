@@ -309,3 +309,19 @@ def test_a_product_in_anothers_place(old: str, new: str, expected: bool) -> None
 )
 def test_a_contact_in_anothers_place(old: str, new: str, expected: bool) -> None:
     assert (judge(old, new) is not None) is expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A role said of another group or undertaking, or a stand-in while the holder
+        # is away: the old holder stays.
+        ("Our QA lead is Farah.", "jonas took over as QA lead for the mobile squad"),
+        ("My manager is Teo.", "i report to ada on the migration project"),
+        ("Our designer is Lin.", "the growth team's designer role was handed over to sam"),
+        ("Our tech lead is Ravi.", "mei took over as tech lead while ravi is on parental leave"),
+        ("我们组长是老黄", "老黄休假期间由小林代管组里的事"),
+    ],
+)
+def test_a_role_of_another_group_or_a_stand_in_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new) is None
