@@ -19,9 +19,9 @@ from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import has_han
 from memory_pg.text.cues import CUE
 from memory_pg.text.subjects import stem
+from memory_pg.text.values import zh_value
 
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-_ZH_NUM = "零一二三四五六七八九"
 #: A day of the calendar: "June 30", "oct 11", "the 12th", "6/20", "4月28号", "3月22", "15号".
 _CALENDAR = re.compile(
     r"\b(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?\b"
@@ -32,15 +32,9 @@ _CALENDAR = re.compile(
 )
 
 
-def _zh_int(word: str) -> int:
-    if word.isdigit():
-        return int(word)
-    if word.startswith("十"):
-        return 10 + (_ZH_NUM.index(word[1]) if len(word) > 1 else 0)
-    if "十" in word:
-        tens, _, ones = word.partition("十")
-        return 10 * _ZH_NUM.index(tens) + (_ZH_NUM.index(ones) if ones else 0)
-    return _ZH_NUM.index(word) if word in _ZH_NUM else 0
+def _int(word: str) -> int:
+    """A number written in digits or in Chinese numerals (九, 二十三)."""
+    return int(word) if word.isdigit() else int(zh_value(word) or 0)
 
 
 def calendar_days(text: str) -> list[tuple[int, int]]:
@@ -57,7 +51,7 @@ def calendar_days(text: str) -> list[tuple[int, int]]:
     for m in _CALENDAR.finditer(text):
         mon = (m.group("mon") or m.group("mon2") or "").lower()[:3]
         if m.group("zm"):
-            found.append((_zh_int(m.group("zm")), _zh_int(m.group("zd"))))
+            found.append((_int(m.group("zm")), _int(m.group("zd"))))
         elif m.group("zd2"):
             found.append((0, int(m.group("zd2"))))
         else:

@@ -45,7 +45,7 @@ NUMBER = re.compile(
 )
 
 
-def _zh_value(text: str) -> float | None:
+def zh_value(text: str) -> float | None:
     """三千 → 3000, 五千二 → 5200, 一万五千 → 15000, 三百六 → 360, 十八万 → 180000."""
     total, section, digit, last_unit = 0, 0, -1, 1
     for ch in text:
@@ -82,7 +82,7 @@ def numbers(text: str) -> frozenset[float]:
             scale = (scale or "").lower()
             value *= {"k": 1000, "m": 10**6, "万": 10_000, "千": 1000, "亿": 10**8}.get(scale, 1)
         elif han:
-            parsed = _zh_value(han)
+            parsed = zh_value(han)
             if parsed is None:
                 continue
             value = parsed
