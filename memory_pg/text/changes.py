@@ -198,7 +198,7 @@ def judge(
         # "婚礼在5月" / "婚礼场地换了": the date stands, the place is new.
         return None
     if signal[0] in _WEAK and (person := value_stands(old, new)) and not _given_up(new, [person]):
-        return None  # "组长是老王" / "最近老王在减肥": the old value, another fact of it
+        return None  # "组长是老王" / "老王现在在减肥": the old value, another fact of it
     if _repeats_number(old, new):
         return None  # "房租每月 5000" / "…下个月开始每月 5000": the old value, said again
     if _other_left(old, new):

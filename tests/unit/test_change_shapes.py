@@ -217,7 +217,7 @@ def test_a_change_from_a_pointer_or_of_a_periodic_key_is_a_change(old: str, new:
     ("old", "new"),
     [
         # Another fact of the person a role names: the role stays theirs.
-        ("我们组长是老王", "最近老王在减肥"),
+        ("我们组长是老王", "老王现在在减肥"),
         ("My landlord is Mr. Oyelaran", "lately Mr. Oyelaran has been slow to reply"),
         # "Lately" says nothing changed (a knee sore after runs, a busy week); an
         # amount of another holder or another key.
