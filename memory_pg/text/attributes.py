@@ -449,9 +449,16 @@ def nouns(text: str) -> tuple[str, ...]:
     words = [w for w in segment(text).words if w not in EN_STOPWORDS and w not in _EN_ASKING]
     cjk: list[str] = []
     for run in _CJK_RUN.findall(text):
-        for word, flag in tagged(run):
+        for at, (word, flag) in enumerate(tagged(run)):
             noun = _POINTING.sub("", word)
-            if (flag in _NOUN_FLAGS or _doubled_name(word)) and noun and noun not in _ZH_ASKING:
+            # A pet's name that opens the text, which jieba tags as a distinguishing
+            # word ("大黄上回看病是啥毛病", "二黑"): the subject, by its place.
+            opening = at == 0 and flag == "b" and len(word) == 2 and text.lstrip().startswith(word)
+            if (
+                (flag in _NOUN_FLAGS or _doubled_name(word) or opening)
+                and noun
+                and noun not in _ZH_ASKING
+            ):
                 cjk.append(noun)
     return tuple(dict.fromkeys(words + cjk))
 

@@ -95,6 +95,8 @@ def test_the_subject_of_a_question_is_its_noun_not_its_asking_words() -> None:
     assert subject_words("我姑父今年多大了？", asked("我姑父今年多大了？")) == ("姑父",)
     assert subject_words("How old is our landlord?", ("age",)) == ("landlord",)
     assert subject_words("我多大了？", ("age",)) == ()
+    # A pet's name that opens the question, whatever jieba tags it ("大黄": rhubarb).
+    assert subject_words("大黄上回看病是啥毛病？", ("health",)) == ("大黄",)
 
 
 def test_a_description_finds_the_name_a_memory_gives_it() -> None:
