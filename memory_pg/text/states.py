@@ -194,6 +194,8 @@ _TARGET = re.compile(
 )
 _SO_FAR = re.compile(
     r"\bso far\b|\bspent\b|\bused up\b|\bsaved up\b|\balready\b|\bto date\b"
+    # How far toward it, or past it: "hit 6000 steps toward my step goal", "预算超了5万".
+    r"|\btowards?\b|\bover (?:budget|by)\b|还差|超了|超出|超支"
     r"|花了|花掉|用了|用掉|已用|存了|攒了|完成了|已经[\u4e00-\u9fff]{0,2}了?[\d一二两三四五六七八九十]",
     re.IGNORECASE,
 )

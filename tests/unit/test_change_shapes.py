@@ -325,3 +325,15 @@ def test_a_contact_in_anothers_place(old: str, new: str, expected: bool) -> None
 )
 def test_a_role_of_another_group_or_a_stand_in_keeps_both(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # How far one has come toward a goal, or past a budget: the goal stands.
+        ("Reading goal: 30 books", "hit 12 books toward my reading goal this year"),
+        ("装修预算：20万", "装修预算超了3万，头大"),
+    ],
+)
+def test_progress_toward_a_goal_keeps_it(old: str, new: str) -> None:
+    assert judge(old, new) is None
