@@ -59,6 +59,7 @@ from memory_pg.text.states import unchanged
 from memory_pg.text.values import same_measure
 from memory_pg.text.words import FILLER as _FILLER
 from memory_pg.text.words import NUMBER as _NUMBER
+from memory_pg.text.words import beyond
 from memory_pg.text.words import content as _content
 from memory_pg.text.words import values as _values
 
@@ -339,7 +340,7 @@ def _scoped(old: str, new: str) -> bool:
     name of their kind: a scope of its own ("测试环境用 Docker Compose", "Bitwarden
     for personal stuff")."""
     named = topics.kind_words(topics.product_topics(old) & topics.product_topics(new))
-    extra = _content(new) - _content(old) - _values(new)
+    extra = beyond(old, new)
     return any(w.lower() not in named and not any(w.lower() in n for n in named) for w in extra)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from memory_pg.text.subjects import KIN, RELATIVE
-from memory_pg.text.words import content, values
+from memory_pg.text.values import digits
+from memory_pg.text.words import beyond
 
 #: Values of a recognisable shape that a person has one of at a time: a phone
 #: number, an e-mail address. Two texts giving one of the same shape, with nothing
@@ -36,7 +37,7 @@ def _contact_scoped(old: str, new: str) -> bool:
     how to reach someone: a slot of its own ("Work phone", "My husband's email", "第二
     紧急联系人", "订阅邮件用的邮箱")."""
     clause = re.split(r"[，,;；]", new, maxsplit=1)[0]
-    extra = content(clause) - content(old) - values(clause) - _CONTACT_WORDS
+    extra = beyond(old, new, clause) - _CONTACT_WORDS
     return any(not SHAPES[0][1].search(w) and not SHAPES[1][1].search(w) for w in extra)
 
 
@@ -48,7 +49,7 @@ def _kin(text: str) -> set[str]:
 def _plain(value: str) -> str:
     """A phone number by its last digits, an address in lower case."""
     # (The last eight digits: "+44 7700 900123" and "07700900123" are one number.)
-    return value.lower() if "@" in value else re.sub(r"\D", "", value)[-8:]
+    return value.lower() if "@" in value else digits(value)[-8:]
 
 
 def swapped(old: str, new: str) -> bool:

@@ -13,13 +13,11 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from memory_pg._segment import EN_STOPWORDS, segment
 from memory_pg.entities import has_han
-from memory_pg.text.cues import CUE
 from memory_pg.text.subjects import stem
 from memory_pg.text.values import zh_value
+from memory_pg.text.words import content
 
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
 #: A day of the calendar: "June 30", "oct 11", "the 12th", "6/20", "4月28号", "3月22", "15号".
@@ -97,12 +95,9 @@ _DAY_FRAME = frozenset(
 )
 
 
-@lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
-    """The words of ``text`` less its days and words of change, English ones by stem."""
-    seg = segment(CUE.sub(" ", without_days(text)))
-    latin = {stem(w) for w in seg.words if w.lower() not in EN_STOPWORDS and not w.isdigit()}
-    return frozenset(latin | {w for w in seg.cjk if len(w) > 1})
+    """The words of ``text`` less its days (:func:`memory_pg.text.words.content`)."""
+    return content(without_days(text))
 
 
 def _names_all(old: str, new: str) -> bool:

@@ -138,12 +138,11 @@ _ONE_RELATIVE = (
     ("领导", "老板", "上司", "主管"),
 )
 RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
-_RELATIVE = RELATIVE
 
 
 def one_person(word: str) -> tuple[str, ...]:
     """The words for the relative or role ``word`` names ("老爸" → 爸爸, 爸, 父亲)."""
-    head = _RELATIVE.get(word.lower())
+    head = RELATIVE.get(word.lower())
     return next((w for w in _ONE_RELATIVE if w[0] == head), ()) if head else ()
 
 
@@ -202,7 +201,7 @@ def holders(text: str) -> set[str]:
         for m in _HOLDERS.finditer(zone_)
         if not _REPORTING.match(text, m.end()) and not _COMPANION.search(zone_[: m.start()])
     }
-    return {_RELATIVE.get(word, word) for word in found}
+    return {RELATIVE.get(word, word) for word in found}
 
 
 #: Who goes along, not who holds the fact: "跟老公去了深圳", "和我妈搬回了老家", "with
@@ -284,13 +283,6 @@ def clause_holders(text: str) -> set[str]:
     return out
 
 
-#: The members of a pair, each of whom speaks of it.
-_MEMBERS_OF = {
-    "parents": ("mom", "mum", "dad", "mother", "father"),
-    "父母": ("爸", "妈", "爹", "娘"),
-}
-
-
 def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     """Whether ``text``, naming no holder in subject position, still speaks of the
     holders ``held`` of ``other``: it names one of them anywhere ("Dad sold the
@@ -301,8 +293,6 @@ def refers_to_holder(text: str, other: str, held: set[str]) -> bool:
     for word in held:
         if names(text, word) or synonyms.held_by(text, word):  # 爸妈 / 二老
             return True
-        if any(names(text, m) for m in _MEMBERS_OF.get(word, ())):
-            return True  # "My parents live in Cork" / "mum n dad are settled in galway"
     if _shared_person(text, other):
         return True
     if _THIRD_PERSON.search(text) and not FIRST_PERSON.search(text.split(",")[0]):

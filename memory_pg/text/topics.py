@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _GO_LANGUAGE = re.compile(r"(?<![A-Za-z0-9_])Go(?![A-Za-z0-9_])(?!\s+(?:with|ahead|to|back)\b)")
@@ -284,8 +285,8 @@ def _keyword_pattern(keyword: str) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(keyword) + r"(?![A-Za-z0-9_])", re.I)
 
 
-_PRODUCT_PATTERNS = [(t, _keyword_pattern(k)) for t, ks in _PRODUCTS for k in ks]
 _PRODUCT_KEYWORDS = [(t, k, _keyword_pattern(k)) for t, ks in _PRODUCTS for k in ks]
+_PRODUCT_PATTERNS = [(t, p) for t, _, p in _PRODUCT_KEYWORDS]
 #: One product by two of its names: "Kubernetes" and "K8s" are one.
 _ONE_PRODUCT = {
     "k8s": "kubernetes",
@@ -349,13 +350,20 @@ def _nothing_but(text: str, patterns: Iterable[tuple[str, re.Pattern[str]]]) -> 
 
 def product_topics(text: str) -> set[str]:
     """The topic keys of every product ``text`` names (``{"database", "cache"}``...)."""
+    return set(_product_topics(text))  # a copy: callers may add to it
+
+
+@lru_cache(maxsize=4096)
+def _product_topics(text: str) -> frozenset[str]:
+    """(One pass of every product pattern per text: a write asks it of the same text
+    in :func:`memory_pg.text.changes.may_change` and in the supersession.)"""
     topics = {topic for topic, pattern in _PRODUCT_PATTERNS if pattern.search(text)}
     if _GO_LANGUAGE.search(text):
         topics.add("language")
     if "database" in topics and _CACHE_ROLE.search(text):
         topics.discard("database")
         topics.add("cache")
-    return topics
+    return frozenset(topics)
 
 
 def swapped(old: str, new: str) -> bool:

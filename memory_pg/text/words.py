@@ -62,4 +62,11 @@ def values(text: str) -> set[str]:
 _LATIN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#@'-]*[A-Za-z0-9_+#]|[A-Za-z]")
 
 
-__all__ = ["FILLER", "NUMBER", "content", "values"]
+def beyond(old: str, new: str, text: str | None = None) -> frozenset[str]:
+    """The words ``new`` (or the part of it ``text``) names that ``old`` does not, its
+    values left out: what may make it a fact of its own scope."""
+    part = new if text is None else text
+    return content(part) - content(old) - frozenset(values(part))
+
+
+__all__ = ["FILLER", "NUMBER", "beyond", "content", "values"]
