@@ -52,6 +52,7 @@ from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
 from memory_pg.text.days import said_again as day_said_again
+from memory_pg.text.frames import reframed
 from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
@@ -159,6 +160,7 @@ def judge(
         return None  # my sister / my brother; 我同事喝咖啡 / 我不再喝咖啡: two people
     kinds_shared = bool(product_kinds and product_kinds[0] & product_kinds[1])
     swap = kinds_shared and topics.swapped(old, new)  # "Bitbucket" / "GitLab now"
+    contact = contacts.swapped(old, new)  # "手机号是555-2031" / "换号了 新号555-2087"
     count = quantities.counted(old) & quantities.counted(new)  # "12 engineers" / "8 engineers"
     zone = subjects.zone(old) - _FILLER
     # "pushed it to May"; "12 engineers" / "8 engineers"; "喜欢喝美式" / "改喝拿铁了"
@@ -187,7 +189,8 @@ def judge(
     if (
         zone
         and not subjects.holds_zone(new, zone)
-        and not (kinds_shared or left or attribute or renamed or similar or version or slot)
+        and not (kinds_shared or contact or left or attribute or renamed or similar)
+        and not (version or slot)
         and not synonyms.bridged(old, new)  # "代码仓库" / "repo": the thing, another word
         and not subjects.speaks_of_holders(new, old)  # "My son is…" / "He's started…"
         and not one_value_each(old, new)  # "my title is…" / "got promoted to…"
@@ -221,6 +224,8 @@ def judge(
         same = "words"
     elif kinds_shared:
         same = "product kind"
+    elif contact:
+        same = "contact"
     elif left:
         same = "value given up"
     elif attribute:
@@ -274,7 +279,7 @@ def judge(
     gone = [w for w in own if w in given or not _holds(new, w)]
     kept = [w for w in own if w not in given and _holds(new, w)]
     # (A key said again was read word by word by :mod:`.restated`: its value is gone.)
-    if kept and not swap and signal[0] != "restated" and not _given_up(new, kept):
+    if kept and not (swap or contact) and signal[0] != "restated" and not _given_up(new, kept):
         return None  # the old value stands in the new text, not as what was left
     if not gone and not kept:
         if (before is not None and before[1] != signal[1]) or left or states.done(old, new):
@@ -332,7 +337,10 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     # "Dentist is Dr. Patel" / "Dentist: Dr. Kim": no cue word, none of the user's words.
     # Offline, only two values of one kind (two names, two numbers, two dates), never a
     # description ("My dentist is really gentle"); an LLM confirms any other.
-    return ("restated", "") if restated(old, new, typed=not restate) else None
+    if restated(old, new, typed=not restate):
+        return "restated", ""
+    # "Team size: 9 engineers" / "The team is 12 engineers": one frame, another value.
+    return ("restated", "") if reframed(old, new) else None
 
 
 def _scoped(old: str, new: str) -> bool:

@@ -209,12 +209,12 @@ def value_kind(value: str) -> str:
     words = bare.split()
     if not words:
         return ""
+    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare):
+        return "person"  # "Ms. Gray": a title names a person, whatever the name means
     if any(w.lower().strip(".") in _ADJECTIVES for w in words) or _DEMONYM.fullmatch(bare):
         return ""  # "Silver", "Indian", "British": it describes
     if _ORG_EN.search(bare):
         return "org"  # "Greenway Animal Hospital", "Cohen & Partners"
-    if re.match(rf"(?:{'|'.join(EN_TITLES)})\b", bare):
-        return "person"
     if bare[0].isupper():
         return "name"
     if any(re.search(r"[a-z]\d|\d[a-z]", w, re.IGNORECASE) for w in words):

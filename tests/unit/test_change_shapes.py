@@ -305,8 +305,44 @@ def test_a_day_a_role_or_a_goal_of_something_else_keeps_both(old: str, new: str)
         ("Phone: +44 7700 900456", "07700900456", False),
         ("我的手机号是13822223333。", "电话15944445555，是我老公的", False),
         ("紧急联系人电话：13711112222（我妈）", "我的手机号是13833334444", False),
+        # In chat: a reason beside the new one, a change word, a clause after it.
+        ("我的手机号是139 5550 1234。", "运营商转网了 新号139 5550 8899 老号不用了", True),
+        (
+            "My school email is tk@uni.example.edu.",
+            "uni moved us over, school mail is t.kato@mail.example.edu",
+            True,
+        ),
+        ("我邮箱是chen@example.com", "我邮箱：chen.w@example.org 有事发这个", True),
+        # The old one was someone else's, or the new one is sent to someone else.
+        ("Plumber's number: 415-555-0101", "text me at 415-555-0177", False),
+        ("My email is kim@example.com.", "forwarded the receipt to billing@example.com", False),
+        ("我的手机号是13800001111。", "我家门口保安电话13900002222", False),
     ],
 )
 def test_a_product_or_a_contact_in_anothers_place(old: str, new: str, expected: bool) -> None:
     kinds = (product_topics(old), product_topics(new))  # as the store passes them
+    assert (judge(old, new, kinds) is not None) is expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # One frame, another value, with no word of change: the new one in its place.
+        ("Class size: 24 students", "The class is 28 students.", True),
+        ("每月话费预算100块。", "话费预算每月80块", True),
+        ("书法老师叫小周。", "书法老师是钱思远", True),
+        ("Board game night host: Priya Nair.", "Board game night host — Omar Haddad.", True),
+        # A word of its own beside the value, another occasion, another kind of value,
+        # a key of several values, or the old value said more fully: both stay.
+        ("My rent is $1,800.", "My half of the rent is $900.", False),
+        ("左耳听力40分贝。", "右耳听力55分贝。", False),
+        ("I visited Oslo last year.", "I visited Rome the year before.", False),
+        ("舅舅叫王海。", "舅舅是青岛人。", False),
+        ("Podcasts I follow: Hardcore History", "Podcasts I follow: Radiolab", False),
+        ("牙医是周大夫。", "牙医：口腔医院的周明大夫。", False),
+        ("my coach is Lena", "my coach's coach is Marta", False),
+    ],
+)
+def test_one_frame_said_again_with_another_value(old: str, new: str, expected: bool) -> None:
+    kinds = (product_topics(old), product_topics(new))
     assert (judge(old, new, kinds) is not None) is expected
