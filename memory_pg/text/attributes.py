@@ -255,7 +255,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         rf"{_N}\s*(?:元|块|万(?!公里|里|步|人|字|次|粉|平|多人)|千(?!米|克|公里|步|字)|刀|美元|欧|镑)|[￥¥$€£]\s*\d|钱|价格|工资|月薪|年薪|租金|房租|"
         r"费用|收费|预算|学费|"
         # An amount spent, with or without its unit: "花了九百二", "买了个护腰，淘宝上二百六十八".
-        rf"花了?(?:大概|差不多|将近)?{_N}|[买报换交付]了[^，,。]{{0,12}}[，,]\s*(?:[\u4e00-\u9fff]{{1,4}}上)?{_N}(?=[。！!]|$)|"
+        rf"花了?(?:大概|差不多|将近)?{_N}|[买报换交付订租办充修请]了[^，,。]{{0,12}}[，,]\s*(?:[\u4e00-\u9fff]{{1,4}}上)?{_N}(?=[。！!]|$)|"
+        # A number right after a verb of paying or charging ends its clause: "医院收了900",
+        # "风扇修了350" (not "修了一个礼拜": a duration goes on).
+        rf"(?:收|付|交|缴|充|修|赔|退|补)了{_N}(?:块|元)?(?=[，,。！!；;\s]|$)|"
         r"\brent\b|\bsalary\b|\bcosts?\b|\bpaid\b|\bprice[ds]?\b|\bdollars?\b|"
         r"\bbucks\b|\bbudget\b|\bfee\b|\d+k\b",
     ),

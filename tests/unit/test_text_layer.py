@@ -80,11 +80,20 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         # An amount spent, with or without its unit; an employee is employed.
         ("给狗换了个新笼子，一百二", "price"),
         ("带猫去打疫苗，花了三百五", "price"),
+        # An amount right after a verb of paying or charging, or after what was ordered.
+        ("洗牙诊所收了480，下次半年后再去", "price"),
+        ("电动车电瓶修了260", "price"),
+        ("给老爸订了个按摩椅，3999", "price"),
         ("表哥在比亚迪评上了优秀员工", "employer"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
     assert attribute in stated(text)
+
+
+@pytest.mark.parametrize("text", ["车修了一个礼拜才拿回来", "快递退了3个，剩下的留着"])
+def test_a_duration_or_a_count_after_a_verb_of_paying_is_no_price(text: str) -> None:
+    assert "price" not in stated(text)
 
 
 def test_an_occupation_is_answered_by_an_employer_too() -> None:
