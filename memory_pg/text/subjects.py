@@ -30,7 +30,7 @@ from memory_pg.text.concepts import concept_of, concepts
 
 #: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
 #: different ones speak of two subjects.
-_HOLDERS = re.compile(
+_HOLDER_PATTERN = (
     r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex-?|late)\s+)?"
     r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
     r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
@@ -39,8 +39,10 @@ _HOLDERS = re.compile(
     r"|(老婆|老公|妻子|丈夫|爱人|媳妇|儿子|女儿|孩子|大宝|二宝|父母|爸妈|爹娘|二老|老两口|爸爸|妈妈|爸|妈|姐姐|妹妹|哥哥|弟弟"
     r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|婆婆|公公|岳父|岳母|叔叔|阿姨|舅舅|姑姑|堂哥|表哥|表姐|表妹|堂妹"
     r"|朋友|同事|领导|老板|上司|主管|室友|房东|邻居|医生|男朋友|女朋友|对象"
-    r"|(?<=我)[弟哥姐妹](?![弟哥姐妹夫们媳嫂]))",  # "我弟刚搬去重庆了"
-    re.IGNORECASE,
+    # Each relative's other words of two characters or more ("闺女", "小孩", "老丈人")
+    r"|{other_words}"
+    r"|(?<=我)[弟哥姐妹](?![弟哥姐妹夫们媳嫂])|(?:(?<=[我俺])|(?<![\u4e00-\u9fff]))娃(?![娃儿子])"
+    r")"  # "我弟刚搬去重庆了", "娃的辅导班…"
 )
 #: Where a holder of a fact stands: before the first verb of its sentence ("My
 #: sister lives…", "我姐姐住在…"); after it, a holder is a value ("紧急联系人是我妈").
@@ -138,6 +140,19 @@ _ONE_RELATIVE = (
     ("领导", "老板", "上司", "主管"),
 )
 RELATIVE = {word: words[0] for words in _ONE_RELATIVE for word in words}
+_HOLDERS = re.compile(
+    _HOLDER_PATTERN.replace(
+        "{other_words}",
+        "|".join(
+            sorted(
+                (w for words in _ONE_RELATIVE for w in words if has_han(w) and len(w) > 1),
+                key=len,
+                reverse=True,
+            )
+        ),
+    ),
+    re.IGNORECASE,
+)
 
 
 def one_person(word: str) -> tuple[str, ...]:
