@@ -146,6 +146,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         # A school by its number or kind: "兰州一中", "实验小学", "职高".
         r"[一二三四五六七八九十\d]+中(?![文国午心间])|中学|小学(?!文化)|职高|技校|"
         r"在[\u4e00-\u9fff]{2,10}[读念](?![报者])|"
+        # A discipline studied or wanted: "想学临床医学", "读的是汉语言文学".
+        r"(?:学|读|念|修|考)(?:的是)?[\u4e00-\u9fff]{0,6}(?:医学|文学|法学|数学|物理|化学|生物|工程|"
+        r"管理|设计|技术|科学|经济|金融|会计|计算机|外语|新闻)|"
         r"研[一二三]|幼儿园|[大中小]班|\b(?:{_DEGREES_EN})\b|"
         r"\bstudied\b|\bmajor(?:ed)? in\b",
     ),
@@ -164,6 +167,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"种地|种田|务农|种菜|种果树|养(?:了)?[\d一二三四五六七八九十几百]*[多头只箱]*(?:猪|牛|羊|鸡|鸭|鱼|蜂)|"
         r"打鱼|捕鱼|跑船|跑远洋|开(?:了)?(?:一辈子)?船|出海|搞科研|做科研|搞研究|做研究|"
         r"摆摊|摆地摊|卖菜|开店|打零工|跑运输|跑业务|"
+        # A business run or a subject taught: "开五金店", "在实验小学教语文".
+        r"开(?:了)?(?:一?[家个间])?(?![车着会过])[\u4e00-\u9fff]{0,4}(?<![去到回进里])(?:店|厂|馆|铺|超市|诊所|作坊|工作室|饭店|餐厅)|"
+        r"教(?:书|语文|数学|英语|物理|化学|生物|历史|地理|政治|体育|音乐|美术|钢琴|舞蹈)|"
         # Driving for a living: "开了三十二年火车", "开出租".
         r"开(?:了)?(?:[\d一二三四五六七八九十几]+年)?(?:的)?(?:火车|出租车?|公交车?|货车|大车|卡车|地铁)|"
         # "是做室内设计的", "以前是搞桥梁设计的": what one does for a living.
@@ -177,7 +183,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "employer",
-        r"在哪(?:里|儿|个|家|间|所)?[\u4e00-\u9fff]{0,3}?(?:上班|工作|干活|打工|做事|高就|任职|实习)|"
+        r"在哪(?:里|儿|个|家|间|所)?[\u4e00-\u9fff]{0,3}?(?:上班|工作|干活|打工|做事|高就|任职|实习|教书|任教)|"
         r"哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
@@ -359,11 +365,22 @@ def stated(text: str) -> tuple[str, ...]:
         ('age',)
     """
     text = _SPACED.sub("", text)  # "5 月 10 日": a space between a digit and a unit
-    return tuple(
+    found = tuple(
         a.name
         for a in ATTRIBUTES
         if a.states.search(text) or (a.name == "hometown" and _from_place(text))
     )
+    if "health" in found and "employer" in found:
+        # A hospital named with an illness is where one was treated ("在县医院开了药"),
+        # unless the text says work there too ("在县医院上班").
+        rest = _CARE_PLACE.sub("", text)
+        if _BY_NAME["health"].states.search(rest) and not _BY_NAME["employer"].states.search(rest):
+            found = tuple(a for a in found if a != "employer")
+    return found
+
+
+#: Places of care: where one is treated as well as where one works.
+_CARE_PLACE = re.compile(r"医院|诊所|卫生院|门诊|卫生所|医务室|\bhospital\b|\bclinic\b", re.I)
 
 
 #: "是个香港人", "二军是周口人": a person of a place, where the place is a place name.

@@ -1,5 +1,6 @@
 """Words that make a new text stand beside an old one rather than replace it: an
-addition ("also", "另外"), a hedge ("maybe", "考虑"), an exception for a while
+addition ("also", "另外"), a hedge ("maybe", "考虑", "if we take…", "如果…的话"), a
+value of the past ("back when…", "那是之前…"), an exception for a while
 ("temporarily", "这周临时"). Used by :func:`memory_pg.text.changes.judge`."""
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ _ADDITION = re.compile(
 #: Hedges: a plan or a guess is no change ("maybe we should", "要不要").
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bshould\b|\bmight\b|\bcould\b|\bthinking (?:about|of)\b"
-    r"|\bconsidering\b|要不要|考虑|也许|或许|可能",
+    r"|\bconsidering\b|要不要|考虑|也许|或许|可能"
+    # A value if something were so: "Rent would be $2,650, if we take the two-bedroom",
+    # "月薪3万，如果跳槽去那家的话".
+    r"|\bif (?:we|i|you|they|he|she)\b|\bwould be\b|如果|要是|假如"
+    r"|(?<![说讲听])的话(?=[，,。！!]|$)"
+    # A value of the past: "…, back when I lived out in the suburbs", "那是之前住城郊的时候".
+    r"|\bback when\b|\b(?:at|in) my (?:previous|old|last|former)\b|那是(?:之前|以前|原来)"
+    r"|上家公司|上一家公司|前公司",
     re.IGNORECASE,
 )
 

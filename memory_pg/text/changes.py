@@ -52,7 +52,6 @@ from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
 from memory_pg.text.days import said_again as day_said_again
-from memory_pg.text.frames import reframed
 from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
@@ -129,8 +128,8 @@ def judge(
         and not re.search(r"[?？吗]|\btoo\b", new)  # "Trello吗？", "we use Redis too"
     ):
         signal = ("now", "")  # "CI runs on Jenkins" / "CI is GitHub Actions": in its place
-    if signal is None or beside(old, new) or unchanged(new):
-        return None
+    if signal is None or beside(old, new) or unchanged(new) or contacts.other_slot(old, new):
+        return None  # (…or a contact of a slot of its own: "Her new number is…")
     if signal[0] in _WEAK and (states.other_quantity(old, new) or states.progress(old, new)):
         return None  # "capped at 4GB" / "hit rate is 92% now": two attributes of one thing
     if signal[0] in _WEAK and states.negation_stands(old, new):
@@ -337,10 +336,7 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     # "Dentist is Dr. Patel" / "Dentist: Dr. Kim": no cue word, none of the user's words.
     # Offline, only two values of one kind (two names, two numbers, two dates), never a
     # description ("My dentist is really gentle"); an LLM confirms any other.
-    if restated(old, new, typed=not restate):
-        return "restated", ""
-    # "Team size: 9 engineers" / "The team is 12 engineers": one frame, another value.
-    return ("restated", "") if reframed(old, new) else None
+    return ("restated", "") if restated(old, new, typed=not restate) else None
 
 
 def _scoped(old: str, new: str) -> bool:

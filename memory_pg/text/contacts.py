@@ -16,7 +16,7 @@ from memory_pg.entities import has_han
 from memory_pg.text.attributes import tagged
 from memory_pg.text.subjects import KIN, RELATIVE, stem
 from memory_pg.text.values import digits
-from memory_pg.text.words import beyond, content
+from memory_pg.text.words import beyond
 
 #: Values of a recognisable shape that a person has one of at a time: a phone
 #: number, an e-mail address. Two texts giving one of the same shape, with nothing
@@ -35,9 +35,17 @@ _CONTACT_WORDS = frozenset(
 )
 #: Words before a contact word that name no slot: "my new number", "新号", "换号".
 _NEUTRAL = frozenset("my our the new current updated main 我 我的 新 现 现在 换 改 的".split())
-#: A second one said anywhere: "backup number", "备用手机", "第二紧急联系人".
+#: A second one said anywhere: "backup number", "备用手机", "第二紧急联系人", "小号";
+#: or one for a while: "this week I'm at a hotel", "出差这周用酒店座机".
 _SECOND = re.compile(
-    r"\b(?:second|another|backup|spare|alternate|also|too|as well)\b|备用|第二|另一个|另外|还有",
+    r"\b(?:second|another|backup|spare|alternate|burner|also|too|as well|landline)\b|"
+    r"\b(?:this week|today|tonight|for now|while I'?m)\b|"
+    r"备用|第二|另一?[个部台张支]|另外|还有|小号|副卡|座机|这周|这几天|今天|出差|暂时|临时|"
+    # One for a use: "only for newsletters", "只用来收订阅".
+    r"\b(?:only|just) for\b|只用来|专门用来|专门"
+    # Someone else's: "Her new number is…", "他的新号…".
+    r"|\b(?:his|her|their)\s+(?:new\s+|old\s+)?(?:number|phone|email|cell|mobile|address)\b"
+    r"|[他她]的?新?(?:号|电话|手机|邮箱)",
     re.IGNORECASE,
 )
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
@@ -81,10 +89,13 @@ def _slot_words(text: str) -> set[str]:
             break
         return {w for w in slot if not _kin(w)}  # (relatives: compared by _kin)
     clause = _CLAUSE.split(text[:value].rstrip(" :：-—"))[-1]
-    words = [m.group(0).lower() for m in _EN_WORD.finditer(clause)]
-    at = next((i for i, w in enumerate(words) if _contact_word(w)), len(words))
-    for word in reversed(words[:at]):
-        word = re.sub(r"['’]s$", "", word)
+    words = [re.sub(r"['’]s$", "", m.group(0).lower()) for m in _EN_WORD.finditer(clause)]
+    named = next((i for i, w in enumerate(words) if _contact_word(w)), None)
+    if named is None:
+        return slot  # a value after a verb ("use jake@…"): no slot named
+    for word in reversed(words[:named]):
+        if word in ("my", "our", "the", "a", "an", "your"):
+            break  # where the noun phrase begins: "…so my email changed"
         if word in _NEUTRAL:
             continue
         if word in EN_STOPWORDS:
@@ -106,6 +117,14 @@ def _value_clause(text: str) -> str:
     return text[start : len(text) if end is None else value.end() + end]
 
 
+def _said(text: str) -> set[str]:
+    """The words of ``text`` as written, English ones by their stem (not the pieces a
+    search reads inside a word: "工作日" holds no "工作")."""
+    if has_han(text):
+        return {w.lower() for w, _f in tagged(text)}
+    return {stem(w.lower()) for w in re.findall(r"[A-Za-z]+", text)}
+
+
 def _contact_scoped(old: str, new: str) -> bool:
     """Whether the new text names a slot of its own for the contact it gives, one the
     old text does not name: words that modify it ("Work phone", "My husband's email",
@@ -114,26 +133,63 @@ def _contact_scoped(old: str, new: str) -> bool:
     migrated everyone, work mail is …", "公司统一换邮箱 我的改成…")."""
     if _SECOND.search(new) and not _SECOND.search(old):
         return True
-    named = content(old) | {w.lower() for w in re.findall(r"[A-Za-z]+", old)}
-    if any(w.lower() not in named and w not in old for w in _slot_words(new)):
-        return True
-    told = content(new) | {w.lower() for w in re.findall(r"[A-Za-z]+", new)}
-    if any(w.lower() not in told and w not in new for w in _slot_words(old)):
+    if any(w.lower() not in _said(old) for w in _slot_words(new)):
+        return True  # ("工作邮箱" beside "工作日…": 工作日 is no 工作)
+    if any(w.lower() not in _said(new) for w in _slot_words(old)):
         return True  # "Landlord's email: …" / "email me at …": the old one is another's
+    if _beside_value(new, old):
+        return True  # "Ms. Ortega from the leasing office can be reached at …": hers
+    return _beside_value(old, new)
+
+
+def _beside_value(old: str, new: str) -> bool:
+    """Whether the clause of ``new`` that gives its contact names a word ``old`` does
+    not, beside the value and the words of reaching someone ("sent an email to hr@…",
+    "快递员电话…")."""
     given = " ".join(m.group(0).lower() for _n, s in SHAPES for m in s.finditer(new))
     extra = beyond(old, new, _value_clause(new)) - _CONTACT_WORDS - _NEUTRAL
-    return any(w.lower() not in given for w in extra)  # (pieces of the value: "corp.example.com")
+    # (Pieces of the value, "corp.example.com"; relatives: compared by _kin.)
+    return any(w.lower() not in given and not _kin(w) for w in extra)
+
+
+#: What may stand before a relative's one-character word and leave it that relative.
+_OWN = "我俺咱老阿的"
 
 
 def _kin(text: str) -> set[str]:
-    """The relatives a text names anywhere, one word each ("老妈", "妈" are one)."""
-    return {RELATIVE.get(m.group(0).lower(), m.group(0).lower()) for m in KIN.finditer(text)}
+    """The relatives a text names anywhere, one word each ("老妈", "妈" are one); a
+    word before or after a relative's makes another person ("干妈", "后妈", "舅妈",
+    "mother-in-law", "ex-wife")."""
+    found = set()
+    for m in KIN.finditer(text):
+        word = m.group(0).lower()
+        before = text[m.start() - 1 : m.start()] if m.start() else ""
+        if len(word) == 1 and re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in _OWN:
+            word = before + word  # "干妈": not "妈"
+        elif re.match(r"-?in-?law|\s+in\s+law", text[m.end() :], re.IGNORECASE):
+            word += "-in-law"
+        elif prefix := re.search(r"(?:ex-?|step|god|half-?)$", text[: m.start()], re.IGNORECASE):
+            word = prefix.group(0).lower() + word  # "ex-wife", "stepmom": another person
+        found.add(RELATIVE.get(word, word))
+    return found
 
 
 def _plain(value: str) -> str:
     """A phone number by its last digits, an address in lower case."""
     # (The last eight digits: "+44 7700 900123" and "07700900123" are one number.)
     return value.lower() if "@" in value else digits(value)[-8:]
+
+
+def other_slot(old: str, new: str) -> bool:
+    """Whether both texts give an address or number of one shape and ``new`` says it is
+    a second one, one for a while or for a use, or someone else's ("Her new number
+    is…", "New email: …, only for newsletters", "出差这周用酒店座机"), or names a slot
+    of its own before it ("Work phone"): whatever else it says, it replaces no contact."""
+    if not any(shape.search(old) and shape.search(new) for _n, shape in SHAPES):
+        return False
+    if _SECOND.search(new) and not _SECOND.search(old):
+        return True
+    return any(w.lower() not in _said(old) for w in _slot_words(new))
 
 
 def swapped(old: str, new: str) -> bool:
@@ -153,4 +209,4 @@ def swapped(old: str, new: str) -> bool:
     return False
 
 
-__all__ = ["SHAPES", "swapped"]
+__all__ = ["SHAPES", "other_slot", "swapped"]

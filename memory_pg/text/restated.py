@@ -174,19 +174,6 @@ def _marked(text: str) -> bool:
     return _MARK.search(FIRST_CLAUSE.split(text.strip(), maxsplit=1)[0]) is not None
 
 
-def added(text: str) -> bool:
-    """Whether ``text`` adds a value beside another ("Spotify too", "还有…")."""
-    return _ADDED.search(text) is not None
-
-
-def several(text: str) -> bool:
-    """Whether the key ``text`` opens with holds several values at once (see
-    :func:`_several`): "Reading list: …", "Languages I speak: …", "常联系的老同学…"."""
-    clause = FIRST_CLAUSE.split(text.strip(), maxsplit=1)[0]
-    m = _MARK.search(clause) or (None if has_han(clause) else _COPULA_EN.search(clause))
-    return _several(clause[: m.start()] if m else clause)
-
-
 def _several(key: str) -> bool:
     """Whether a key holds several values at once: by its meaning (allergies, hobbies),
     by its form (a plural, a list, "foods I hate"), as a nominal clause ("要准备的"), or

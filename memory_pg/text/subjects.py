@@ -123,10 +123,10 @@ _ONE_RELATIVE = (
         "老父亲",
     ),
     ("父母", "爸妈", "爹娘", "二老", "老两口", "双亲"),
-    ("弟弟", "弟", "老弟", "细佬"),
-    ("哥哥", "哥"),
-    ("姐姐", "姐", "老姐"),
-    ("妹妹", "妹", "老妹", "老妹儿"),
+    ("弟弟", "弟", "老弟", "细佬", "阿弟"),
+    ("哥哥", "哥", "阿哥"),
+    ("姐姐", "姐", "老姐", "阿姐"),
+    ("妹妹", "妹", "老妹", "老妹儿", "阿妹"),
     # A spouse by the child: "孩他妈", "孩儿她爸".
     ("老婆", "妻子", "媳妇", "堂客", "婆娘", "孩他妈", "孩她妈", "孩儿她妈", "娃他妈"),
     ("老公", "丈夫", "尪", "老倌", "孩他爸", "孩她爸", "孩儿她爸", "娃他爸"),
@@ -212,11 +212,20 @@ def holders(text: str) -> set[str]:
     zone_ = text[: verb.start()] if verb else text
     zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
     found = {
-        (m.group(1) or m.group(2)).lower()
+        _compound(zone_, m.start(2), (m.group(1) or m.group(2)).lower())
         for m in _HOLDERS.finditer(zone_)
         if not _REPORTING.match(text, m.end()) and not _COMPANION.search(zone_[: m.start()])
     }
     return {RELATIVE.get(word, word) for word in found}
+
+
+def _compound(text: str, at: int, word: str) -> str:
+    """A relative's one-character word with the character before it where that makes
+    another person ("舅妈", "干妈", "后妈" are not 妈), else the word."""
+    before = text[at - 1 : at] if at > 0 else ""
+    if len(word) == 1 and re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in "我俺咱老阿的":
+        return before + word
+    return word
 
 
 #: Who goes along, not who holds the fact: "跟老公去了深圳", "和我妈搬回了老家", "with
