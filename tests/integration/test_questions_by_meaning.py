@@ -300,6 +300,16 @@ LIVINGS = [
 ]
 
 
+SHOPS = [
+    "我舅在镇上开修车铺，二十来年了",
+    "我舅血压有点高，在县医院开了药",
+    "我姨在二中教化学",
+    "我姨的班这次考得不错，家长送了锦旗",
+    "阿弟手机号换了，新号是 139-555-0172",
+    "阿弟在昆明读研，明年毕业",
+]
+
+
 @pytest.mark.parametrize(
     ("memories", "question", "answer"),
     [
@@ -318,6 +328,11 @@ LIVINGS = [
         (LIVINGS, "我家那条狗叫什么？", LIVINGS[2]),
         (LIVINGS, "我老娘今年好大岁数了？", LIVINGS[4]),
         (LIVINGS, "我女儿学的啥专业？", LIVINGS[8]),
+        # A shop run or a subject taught is a living, where one teaches the employer;
+        # a brother by the south's 阿弟.
+        (SHOPS, "我舅是干啥的？", SHOPS[0]),
+        (SHOPS, "我姨在哪个学校教书？", SHOPS[2]),
+        (SHOPS, "我弟弟电话多少？", SHOPS[4]),
     ],
 )
 def test_a_relative_a_living_or_a_kind_in_other_words_is_the_one_asked(
@@ -352,6 +367,8 @@ def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: A
         ("project_status", "The visa interview is on May 14.", "visa interview got set for june 2"),
         ("key_decision", "Our CI runs on CircleCI.", "CI is Jenkins."),
         ("user_profile", "My phone number is 503-555-0117.", "Call me at 971-555-0188."),
+        # A number given with a reason around it.
+        ("user_profile", "我的手机号是139 5550 1234。", "运营商转网了 新号139 5550 8899"),
     ],
 )
 def test_a_change_said_by_its_shape_replaces_the_old_memory(

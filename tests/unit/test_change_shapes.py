@@ -317,6 +317,18 @@ def test_a_day_a_role_or_a_goal_of_something_else_keeps_both(old: str, new: str)
         ("Plumber's number: 415-555-0101", "text me at 415-555-0177", False),
         ("My email is kim@example.com.", "forwarded the receipt to billing@example.com", False),
         ("我的手机号是13800001111。", "我家门口保安电话13900002222", False),
+        # Someone else's, a second one, one for a while or for a use, whatever else the
+        # new text says; a relative of another word ("干妈", "ex-husband").
+        ("My number is 555-0110", "Priya changed phones, her new number is 555-0177", False),
+        ("My email is ola@example.com", "New email: ola.k@example.net, just for shopping", False),
+        ("手机号555-0110", "下周出差，这几天打酒店座机555-0121", False),
+        ("手机号555-0110", "又办了张副卡，555-0133", False),
+        ("我妈手机号555-0140", "我干妈换号了，新号555-0152", False),
+        (
+            "My husband's email is raj@example.com",
+            "My ex-husband's email is r.k@example.com",
+            False,
+        ),
     ],
 )
 def test_a_product_or_a_contact_in_anothers_place(old: str, new: str, expected: bool) -> None:
@@ -325,24 +337,17 @@ def test_a_product_or_a_contact_in_anothers_place(old: str, new: str, expected: 
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "expected"),
+    ("old", "new"),
     [
-        # One frame, another value, with no word of change: the new one in its place.
-        ("Class size: 24 students", "The class is 28 students.", True),
-        ("每月话费预算100块。", "话费预算每月80块", True),
-        ("书法老师叫小周。", "书法老师是钱思远", True),
-        ("Board game night host: Priya Nair.", "Board game night host — Omar Haddad.", True),
-        # A word of its own beside the value, another occasion, another kind of value,
-        # a key of several values, or the old value said more fully: both stay.
-        ("My rent is $1,800.", "My half of the rent is $900.", False),
-        ("左耳听力40分贝。", "右耳听力55分贝。", False),
-        ("I visited Oslo last year.", "I visited Rome the year before.", False),
-        ("舅舅叫王海。", "舅舅是青岛人。", False),
-        ("Podcasts I follow: Hardcore History", "Podcasts I follow: Radiolab", False),
-        ("牙医是周大夫。", "牙医：口腔医院的周明大夫。", False),
-        ("my coach is Lena", "my coach's coach is Marta", False),
+        # A value if something were so, or of the past, stands beside the current one.
+        ("Our office rent is $4,000 a month.", "Office rent would be $5,500 if we move downtown"),
+        ("月薪2万", "月薪能到2万8，如果去那家外企的话"),
+        ("Commute is 25 minutes.", "commute was 70 minutes back when I lived in Kent"),
+        ("团队一共12个人", "团队40个人，那是之前在大厂的时候"),
+        # A relative of another word: 舅妈 is not 妈.
+        ("我妈在社区医院上班", "我舅妈换工作了，去了药店"),
     ],
 )
-def test_one_frame_said_again_with_another_value(old: str, new: str, expected: bool) -> None:
+def test_a_value_if_or_of_the_past_or_of_another_relative_keeps_both(old: str, new: str) -> None:
     kinds = (product_topics(old), product_topics(new))
-    assert (judge(old, new, kinds) is not None) is expected
+    assert judge(old, new, kinds) is None

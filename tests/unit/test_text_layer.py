@@ -43,6 +43,8 @@ from memory_pg.text.references import compared_with, name_in, names_given, refer
         # What was spent on someone, or bought for them.
         ("今年在猫身上花过哪些钱？", "price"),
         ("给我妈买过些啥？", "price"),
+        # Where one teaches is where one works.
+        ("我姨在哪所中学任教？", "employer"),
     ],
 )
 def test_a_question_asks_one_attribute(question: str, attribute: str) -> None:
@@ -84,6 +86,10 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         ("洗牙诊所收了480，下次半年后再去", "price"),
         ("电动车电瓶修了260", "price"),
         ("给老爸订了个按摩椅，3999", "price"),
+        # A business run or a subject taught is a living; a discipline studied, education.
+        ("我舅在镇上开修车铺", "occupation"),
+        ("她在二中教化学", "occupation"),
+        ("表妹读的是临床医学", "education"),
         ("表哥在比亚迪评上了优秀员工", "employer"),
     ],
 )
@@ -94,6 +100,17 @@ def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
 @pytest.mark.parametrize("text", ["车修了一个礼拜才拿回来", "快递退了3个，剩下的留着"])
 def test_a_duration_or_a_count_after_a_verb_of_paying_is_no_price(text: str) -> None:
     assert "price" not in stated(text)
+
+
+def test_a_hospital_named_with_an_illness_is_no_employer() -> None:
+    assert "employer" not in stated("我舅血压有点高，在县医院开了药")
+    assert "employer" in stated("我姐在协和医院上班，最近腰疼")  # work said too
+    assert "employer" in stated("我姐在协和医院当护士")
+
+
+@pytest.mark.parametrize("text", ["开车去店里拿货", "下午开会到饭店吃饭"])
+def test_a_drive_or_a_meeting_near_a_shop_is_no_living(text: str) -> None:
+    assert "occupation" not in stated(text)
 
 
 def test_an_occupation_is_answered_by_an_employer_too() -> None:
