@@ -38,6 +38,7 @@ from memory_pg.text.references import (
     says_of,
     word_pattern,
 )
+from memory_pg.text.relatives import SAID_OF, known_as, relation_of
 
 
 def search_filters(
@@ -170,6 +171,22 @@ def plan_search(
         rows = yield step
         best = [str(r["text"]) for r in rows[:NAMING_DEPTH]]
         names = names_given(described, best, query)
+        kind = "" if names else relation_of(described, query)
+        if kind:
+            # A partner or a child no memory calls so ("我男朋友是干啥的？"): the one
+            # the memories name beside what is said of such a relative is asked about.
+            said = yield search_statement(
+                user_id,
+                analysed(SAID_OF[kind]),
+                None,
+                top_k=KNOWN_AS_DEPTH,
+                filters=filters,
+                ranking=ranking,
+                readability=readability,
+                window=window,
+            )
+            known = known_as(kind, described, [str(r["text"]) for r in [*rows, *said]])
+            names = (known,) if known else ()
         if names:
             named = yield search_statement(
                 user_id,
@@ -222,6 +239,8 @@ def plan_search(
 
 #: How many of the best results are read for the names they give what a query describes.
 NAMING_DEPTH = 5
+#: How many memories holding what is said of a partner or a child are read for a name.
+KNOWN_AS_DEPTH = 30
 #: How many results of a search for the other side of a comparison are read for its value.
 SUPPORT_DEPTH = 30
 

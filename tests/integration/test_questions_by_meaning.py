@@ -405,3 +405,34 @@ def test_what_only_looks_like_a_change_keeps_both_memories(
     store.add_memory(before, memory_type)
     store.add_memory(after, memory_type)
     assert {r["text"] for r in store.list_memories()} == {before, after}
+
+
+#: A partner and a child only ever called by name; a colleague named as often.
+BY_NAME_ONLY = [
+    "小凡在一家物流公司开货车，常年跑长途",
+    "小凡说他爸妈年底想见见我，催我们把婚事定了",
+    "情人节跟小凡去吃了日料，人均三百",
+    "同事老周也开货车，跟小凡一个车队",
+    "老周说他儿子考上研究生了",
+    "朵朵期末考了全班第三，班主任夸她进步大",
+    "朵朵说长大想当兽医",
+    "朵朵今年九岁，属狗",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("我男朋友是干啥的？", BY_NAME_ONLY[0]),
+        ("我闺女今年多大了？", BY_NAME_ONLY[7]),
+    ],
+)
+def test_a_partner_or_a_child_called_only_by_name_is_found_by_what_is_said_of_them(
+    make_store: Any, question: str, answer: str
+) -> None:
+    # No memory says who the boyfriend or the daughter is: a wedding talked of and the
+    # other's parents, or an exam and a class teacher, say it. (老周's memory says what
+    # 小凡 does too.)
+    store = holding(make_store, BY_NAME_ONLY)
+    hits = store.search(question, top_k=3, track_access=False)
+    assert answer in [h["text"] for h in hits[:2]]
