@@ -478,7 +478,7 @@ def nouns(text: str) -> tuple[str, ...]:
             # word ("大黄上回看病是啥毛病", "二黑"): the subject, by its place.
             opening = at == 0 and flag == "b" and len(word) == 2 and text.lstrip().startswith(word)
             if (
-                (flag in _NOUN_FLAGS or _doubled_name(word) or opening)
+                (flag in _NOUN_FLAGS or doubled_name(word) or opening)
                 and noun
                 and noun not in _ZH_ASKING
             ):
@@ -486,7 +486,7 @@ def nouns(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(words + cjk))
 
 
-def _doubled_name(word: str) -> bool:
+def doubled_name(word: str) -> bool:
     """Whether ``word`` is a doubled pet name ("朵朵", "乐乐", "豆豆"), which jieba tags
     as a measure word or an adjective: not a doubled count or time ("天天", "个个",
     "年年") nor an adverb ("常常", "刚刚")."""

@@ -22,7 +22,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from memory_pg.text.attributes import tagged
+from memory_pg._segment import in_dictionary
+from memory_pg.text.attributes import doubled_name, tagged
 from memory_pg.text.references import Name, word_pattern
 from memory_pg.text.subjects import KIN, RELATIVE
 
@@ -40,9 +41,6 @@ SAID_OF = {
     "child": "考试 期末 期中 班主任 年级 补课 上学 放学 作业 幼儿园 家长会 开学 这孩子",
 }
 _SAID = {kind: re.compile("|".join(words.split())) for kind, words in SAID_OF.items()}
-#: A name of a person: what jieba tags as one, 小吴 / 老张 / 阿俊, or a doubled pet name
-#: of a child (萱萱).
-_ADDRESSED = re.compile(r"[小老阿][\u4e00-\u9fff]")
 #: A relative's word right before a name: the name is that relative's ("我岳父林建国").
 _KIN_BEFORE = re.compile(r"(?:爸|妈|哥|姐|弟|妹|父|母|公|婆|叔|姨|舅|姑|事|学|友|板|导)$")
 
@@ -65,22 +63,29 @@ def relation_of(words: Sequence[str], query: str = "") -> str:
 
 
 def _names(text: str) -> set[str]:
-    """The people ``text`` names where jieba reads them as names: its person names, 老张
-    / 小凡 / 阿俊, doubled names that are no verb (萱萱, not 见见)."""
+    """The people ``text`` names, where jieba reads them as names: a person's name not
+    in its dictionary (阿俊, 雨晴, not 幼儿园), 老 / 小 / 阿 and a surname (老张, 小周) or
+    a name (小凡), a doubled name (萱萱, 朵朵; not 见见 nor 天天)."""
     out = set()
     for word, flag in tagged(text):
-        if not 2 <= len(word) <= 3:
-            continue
-        doubled = len(word) == 2 and word[0] == word[1] and not flag.startswith("v")
-        addressed = _ADDRESSED.fullmatch(word) and word not in _NOT_NAMES
-        if (flag.startswith("nr") or addressed or doubled) and not KIN.search(word):
-            out.add(word)  # (not 岳父, which jieba may tag as a name)
+        if not 2 <= len(word) <= 3 or KIN.search(word):
+            continue  # (not 岳父, which jieba may tag as a name)
+        addressed = (
+            len(word) == 2
+            and word[0] in "小老阿"
+            and (word[1] in _SURNAMES or not in_dictionary(word))
+        )
+        named = flag.startswith("nr") and not in_dictionary(word)
+        if named or addressed or doubled_name(word):
+            out.add(word)
     return out
 
 
-#: Words of 小 / 老 / 阿 and one character that name no person.
-_NOT_NAMES = frozenset(
-    "老家 老板 老师 小区 小时 老婆 老公 老妈 老爸 小孩 阿姨 老人 小学 老乡 老大".split()
+#: The commonest Chinese surnames: 老 / 小 and one of them name a person (老张, 小周).
+_SURNAMES = frozenset(
+    "张王李赵刘陈杨黄周吴徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程"
+    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
+    "郝龚邵万钱严覃武戴莫孔向汤"
 )
 
 
