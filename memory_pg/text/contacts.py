@@ -10,11 +10,12 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from memory_pg._segment import EN_STOPWORDS
+from memory_pg._segment import EN_STOPWORDS, ordered_words
 from memory_pg.entities import has_han
 from memory_pg.text.attributes import tagged
-from memory_pg.text.subjects import KIN, RELATIVE, stem
+from memory_pg.text.subjects import KIN, RELATIVE, compound, stem
 from memory_pg.text.values import digits
 from memory_pg.text.words import beyond
 
@@ -65,7 +66,8 @@ def _contact_word(word: str) -> bool:
     )
 
 
-def _slot_words(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _slot_words(text: str) -> frozenset[str]:
     """The words that name which contact ``text`` gives: those that modify its first
     contact word or value ("Work phone", "my wife's email", "订阅邮件用的邮箱"), not
     the clause around it ("IT migrated everyone", "公司统一换邮箱": a reason)."""
@@ -87,12 +89,12 @@ def _slot_words(text: str) -> set[str]:
             if following == "的":
                 continue  # "订阅邮件用的邮箱": a use before 的 is the slot's
             break
-        return {w for w in slot if not _kin(w)}  # (relatives: compared by _kin)
+        return frozenset(w for w in slot if not _kin(w))  # (relatives: compared by _kin)
     clause = _CLAUSE.split(text[:value].rstrip(" :：-—"))[-1]
     words = [re.sub(r"['’]s$", "", m.group(0).lower()) for m in _EN_WORD.finditer(clause)]
     named = next((i for i, w in enumerate(words) if _contact_word(w)), None)
     if named is None:
-        return slot  # a value after a verb ("use jake@…"): no slot named
+        return frozenset()  # a value after a verb ("use jake@…"): no slot named
     for word in reversed(words[:named]):
         if word in ("my", "our", "the", "a", "an", "your"):
             break  # where the noun phrase begins: "…so my email changed"
@@ -101,7 +103,7 @@ def _slot_words(text: str) -> set[str]:
         if word in EN_STOPWORDS:
             break
         slot.add(stem(word))
-    return {w for w in slot if not _kin(w)}
+    return frozenset(w for w in slot if not _kin(w))
 
 
 def _value_clause(text: str) -> str:
@@ -117,12 +119,11 @@ def _value_clause(text: str) -> str:
     return text[start : len(text) if end is None else value.end() + end]
 
 
-def _said(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _said(text: str) -> frozenset[str]:
     """The words of ``text`` as written, English ones by their stem (not the pieces a
     search reads inside a word: "工作日" holds no "工作")."""
-    if has_han(text):
-        return {w.lower() for w, _f in tagged(text)}
-    return {stem(w.lower()) for w in re.findall(r"[A-Za-z]+", text)}
+    return frozenset(stem(re.sub(r"['’]s$", "", w)) for w in ordered_words(text))
 
 
 def _contact_scoped(old: str, new: str) -> bool:
@@ -152,26 +153,14 @@ def _beside_value(old: str, new: str) -> bool:
     return any(w.lower() not in given and not _kin(w) for w in extra)
 
 
-#: What may stand before a relative's one-character word and leave it that relative.
-_OWN = "我俺咱老阿的"
-
-
 def _kin(text: str) -> set[str]:
-    """The relatives a text names anywhere, one word each ("老妈", "妈" are one); a
-    word before or after a relative's makes another person ("干妈", "后妈", "舅妈",
-    "mother-in-law", "ex-wife")."""
-    found = set()
-    for m in KIN.finditer(text):
-        word = m.group(0).lower()
-        before = text[m.start() - 1 : m.start()] if m.start() else ""
-        if len(word) == 1 and re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in _OWN:
-            word = before + word  # "干妈": not "妈"
-        elif re.match(r"-?in-?law|\s+in\s+law", text[m.end() :], re.IGNORECASE):
-            word += "-in-law"
-        elif prefix := re.search(r"(?:ex-?|step|god|half-?)$", text[: m.start()], re.IGNORECASE):
-            word = prefix.group(0).lower() + word  # "ex-wife", "stepmom": another person
-        found.add(RELATIVE.get(word, word))
-    return found
+    """The relatives a text names anywhere, one word each ("老妈", "妈" are one; "干妈",
+    "mother-in-law", "ex-wife" are others: :func:`subjects.compound`)."""
+    return {
+        RELATIVE.get(word, word)
+        for m in KIN.finditer(text)
+        if (word := compound(text, m.start(), m.group(0).lower()))
+    }
 
 
 def _plain(value: str) -> str:

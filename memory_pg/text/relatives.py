@@ -96,7 +96,8 @@ def known_as(kind: str, words: Sequence[str], texts: Iterable[str]) -> Name | No
     A name is read where jieba reads it as one in any of the texts, then found in
     each as written ("小凡说…", which jieba cuts as 小 / 凡说)."""
     texts = list(texts)
-    if any(w in text for text in texts for w in words):
+    relation = [w for w in words if relation_of((w,)) == kind]  # not "念书" beside "女朋友"
+    if any(w in text for text in texts for w in relation):
         return None  # the memories call them by the word: the query finds them so
     people = set().union(*(_names(t) for t in texts)) if texts else set()
     counts: Counter[str] = Counter()

@@ -212,20 +212,24 @@ def holders(text: str) -> set[str]:
     zone_ = text[: verb.start()] if verb else text
     zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
     found = {
-        _compound(zone_, m.start(2), (m.group(1) or m.group(2)).lower())
+        compound(zone_, m.start(2), (m.group(1) or m.group(2)).lower())
         for m in _HOLDERS.finditer(zone_)
         if not _REPORTING.match(text, m.end()) and not _COMPANION.search(zone_[: m.start()])
     }
     return {RELATIVE.get(word, word) for word in found}
 
 
-def _compound(text: str, at: int, word: str) -> str:
-    """A relative's one-character word with the character before it where that makes
-    another person ("舅妈", "干妈", "后妈" are not 妈), else the word."""
+def compound(text: str, at: int, word: str) -> str:
+    """A relative's word found at ``at`` in ``text``, with what makes it another person:
+    the character before a one-character word ("舅妈", "干妈", "后妈" are not 妈; "我妈",
+    "老妈" are), "in-law" after it, "ex-", "step", "god", "half-" before it."""
     before = text[at - 1 : at] if at > 0 else ""
     if len(word) == 1 and re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in "我俺咱老阿的":
         return before + word
-    return word
+    if re.match(r"-?in-?law|\s+in\s+law", text[at + len(word) :], re.IGNORECASE):
+        return word + "-in-law"
+    prefix = re.search(r"(?:ex-?|step|god|half-?)$", text[:at], re.IGNORECASE)
+    return prefix.group(0).lower() + word if prefix else word
 
 
 #: Who goes along, not who holds the fact: "跟老公去了深圳", "和我妈搬回了老家", "with
