@@ -32,6 +32,13 @@ from functools import lru_cache
 from memory_pg._segment import EN_STOPWORDS, segment
 
 #: A number written with digits or Chinese numerals.
+#: The commonest Chinese surnames: 老 / 小 and one of them name a person (老张, 小周), as
+#: does one of them before a title (何老师).
+SURNAMES = (
+    "张王李赵刘陈杨黄周吴徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程"
+    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
+    "郝龚邵万钱严覃武戴莫孔向汤"
+)
 _N = r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万几]+)"
 #: English number words (counts, ages): "forty", "sixty-seven".
 _EN_N = (
@@ -115,6 +122,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\bwhat(?:'s| is| was| are)\b(?=[^?]*\bname)|\bname of\b|\bcalled what\b|\bnamed what\b|"
         r"\bwhat do (?:i|we|you|they) call\b|\bwho is (?:my|our|the)\b",
         r"叫[\u4e00-\u9fffA-Za-z]|名字|姓[\u4e00-\u9fff]|称呼|外号|绰号|昵称|大名|小名|"
+        # "老师是何老师", "班主任是杨老师": who someone is, by surname and title.
+        rf"是[{SURNAMES}](?:老师|医生|大夫|师傅|律师|教练|阿姨|经理|主任|总)|"
         r"\bnamed\b|\bcalled\b|\bname(?:'s| is| was)\b|\bnickname\b|\bgoes by\b",
     ),
     _attr(
@@ -125,7 +134,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\bwhat year was\b.*\bborn\b",
         rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[了，,。！!；;\s]|$)|"
         # "我33，在杭州…", "我38了": a person and a bare number of years.
-        r"(?:^|[，,。；;！!])\s*我[爸妈哥姐弟妹]?\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        r"(?:^|[，,。；;！!])\s*我[爸妈哥姐弟妹]?\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|"
+        # "男朋友陈昊，28，在…", "闺女在广州，42了，": a clause that is a number of years.
+        r"[，,]\s*[1-9]\d\s*了?(?=[，,。！!；;]|$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",
@@ -386,15 +397,15 @@ def stated(text: str) -> tuple[str, ...]:
 _CARE_PLACE = re.compile(r"医院|诊所|卫生院|门诊|卫生所|医务室|\bhospital\b|\bclinic\b", re.I)
 
 
-#: "是个香港人", "二军是周口人": a person of a place, where the place is a place name.
-_OF_PLACE = re.compile(r"是(?:个)?([\u4e00-\u9fff]{2,3})人(?=[，,。！!；;]|$)")
+#: "是个香港人", "二军是周口人", "…，湖南衡阳人，…": a person of a place, where the place is a
+#: place name.
+_OF_PLACE = re.compile(r"(?:是(?:个)?|^|[，,。；;])\s*([\u4e00-\u9fff]{2,4})人(?=[，,。！!；;]|$)")
 
 
 def _from_place(text: str) -> bool:
     """Whether ``text`` says someone is of a place ("是个香港人"; not "是个好人")."""
-    return any(
-        tagged(m.group(1))[-1][1] == "ns" for m in _OF_PLACE.finditer(text) if tagged(m.group(1))
-    )
+    # (Any word of it a place: jieba reads 桂林 of "广西桂林" as a person's name.)
+    return any(flag == "ns" for m in _OF_PLACE.finditer(text) for _, flag in tagged(m.group(1)))
 
 
 #: A space between a digit and a Chinese character, as many writers type it.

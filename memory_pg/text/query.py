@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from memory_pg._segment import sound, term_queries, typed_sounds, whole_words
 from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import answered_by, asked, subject_words
-from memory_pg.text.references import NOT_ANOTHER, Name, word_pattern
+from memory_pg.text.references import KIN_WORDS, NOT_ANOTHER, Name, word_pattern
 from memory_pg.text.subjects import KIN, one_person
 from memory_pg.text.synonyms import mates, widen_terms, widen_word
 from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
@@ -120,6 +120,9 @@ def asked_about(query: str, content: str, names: Sequence[Name]) -> tuple[tuple[
     if not asking:
         return (), ""
     said = subject_words(content, asking)
+    if not said and not names:
+        # "我在哪家公司上班？": of the speaker, so not a relative's fact ("我爸在电厂上班").
+        return tuple(answered_by(asking)), NOT_A_RELATIVES
     # "我爸妈身体…": each parent's own memory ("我爸有糖尿病") is about them.
     words = subject_pattern([*said, *(m for w in said for m in others_of(w))])
     # "我和我老婆…": the speaker's own facts answer too, beside the other's.
@@ -266,6 +269,14 @@ MEMBERS: dict[str, tuple[str, ...]] = {
 _WITH_SPEAKER = re.compile(
     r"我(?:和|跟|与)|(?:和|跟|与)我(?!的)|\b(?:me|I) and\b|\band (?:me|I|myself)\b",
     re.IGNORECASE,
+)
+#: A PostgreSQL regular expression (for ``~*``) of a memory that does not open with a
+#: relative of the speaker's ("我爸…", "闺女…", "My wife…"): what a question asked of the
+#: speaker alone is answered by.
+NOT_A_RELATIVES = (
+    "^(?![[:space:]]*(?:(?:我的?|我家)?" + KIN_WORDS + "|my[[:space:]]+(?:wife|husband|partner|"
+    "mom|mum|mother|dad|father|son|daughter|brother|sister|boyfriend|girlfriend|boss|manager)"
+    "([^[:alnum:]_]|$)))"
 )
 #: A PostgreSQL regular expression (for ``~*``) of a memory whose subject is the
 #: speaker: it opens with 我 or "I", not with one of theirs ("我妈…").

@@ -184,7 +184,7 @@ def _find(text: str, word: str) -> int:
 def _person_described(words: Sequence[str]) -> bool:
     """Whether the words describe a person ("那个人", "那个孩子", "那个同事"), not a
     thing ("那个馆子"): only a person is named by the relative a memory opens with."""
-    return any(w.endswith("人") or w in _PEOPLE or re.search(_KIN_WORDS, w) for w in words)
+    return any(w.endswith("人") or w in _PEOPLE or re.search(KIN_WORDS, w) for w in words)
 
 
 #: Words that describe a person by a role.
@@ -222,7 +222,7 @@ def _names_near(text: str, start: int, end: int, person: bool = True) -> list[Na
         before_at = _clause_start(text, clause_at - 1)
         subject = _clause_subject(text[before_at : clause_at - 1], person) or subject
     if subject:
-        relative = re.fullmatch("我?" + _KIN_WORDS, subject) is not None
+        relative = re.fullmatch("我?" + KIN_WORDS, subject) is not None
         out.append(
             Name(subject, NOT_ANOTHER + word_pattern(subject)) if relative else _plain(subject)
         )
@@ -283,13 +283,13 @@ NOT_ANOTHER = "(?<![他她儿孙表堂干继姑姨舅叔伯婶岳弟嫂])"
 
 
 #: A relative of the speaker's, by the word a memory opens with: 闺女, 我哥, 我家老二.
-_KIN_WORDS = (
+KIN_WORDS = (
     r"(?:大|小|二)?(?:闺女|女儿|儿子|儿媳妇?|女婿|老婆|老公|媳妇|爱人|老伴|爸爸|妈妈|爸|妈|哥哥"
     r"|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|孙子|孙女|舅舅|姑姑|叔叔|阿姨"
     r"|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|公公|婆婆|岳父|岳母|老大|老二|老三)"
 )
 _KIN_OPENING = re.compile(
-    r"\s*(?:我(?:的|家)?)?(" + _KIN_WORDS + r")(?=[在是对有叫从去也都还就比今一住当做开考学上])"
+    r"\s*(?:我(?:的|家)?)?(" + KIN_WORDS + r")(?=[在是对有叫从去也都还就比今一住当做开考学上])"
 )
 
 

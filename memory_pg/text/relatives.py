@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from memory_pg._segment import in_dictionary
-from memory_pg.text.attributes import doubled_name, tagged
+from memory_pg.text.attributes import SURNAMES, doubled_name, tagged
 from memory_pg.text.references import Name, word_pattern
 from memory_pg.text.subjects import KIN, RELATIVE
 
@@ -81,12 +81,7 @@ def _names(text: str) -> set[str]:
     return out
 
 
-#: The commonest Chinese surnames: 老 / 小 and one of them name a person (老张, 小周).
-_SURNAMES = frozenset(
-    "张王李赵刘陈杨黄周吴徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程"
-    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
-    "郝龚邵万钱严覃武戴莫孔向汤"
-)
+_SURNAMES = frozenset(SURNAMES)
 
 
 def known_as(kind: str, words: Sequence[str], texts: Iterable[str]) -> Name | None:

@@ -91,6 +91,12 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         ("她在二中教化学", "occupation"),
         ("表妹读的是临床医学", "education"),
         ("表哥在比亚迪评上了优秀员工", "employer"),
+        # A clause that is a bare number of years, after the person it is said of.
+        ("表姐周敏，36，在银行做柜员", "age"),
+        ("二舅还在县城，58了，身体还硬朗", "age"),
+        # A place's person as a clause of its own; a surname with a title is a name.
+        ("新来的实习生小吴，广西桂林人，挺能吃辣", "hometown"),
+        ("孩子的钢琴老师是林老师", "name"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
@@ -376,6 +382,17 @@ def test_a_person_asked_by_a_broader_or_another_word_meets_the_memorys_word() ->
     terms = analyse("我对象是干哪行的？").cjk_any[0]
     assert "'男朋友'" in terms and "'女朋友'" in terms
     assert "'爸'" in analyse("我老爸在外地做啥工作？").cjk_any[0]
+
+
+def test_a_question_of_the_speaker_is_not_answered_by_a_relatives_fact() -> None:
+    # "我在哪家公司上班？": the speaker's employer, not the one a relative's memory names.
+    mine = _about("我在哪家公司上班？")
+    assert re.search(mine, "在一家做游戏的公司上班，入职一年了")
+    assert re.search(mine, "我今年26，在南山一家设计公司")
+    assert not re.search(mine, "我爸在电厂上班，快退休了")
+    assert not re.search(mine, "闺女在银行上班")
+    assert not re.search(_about("Where do I work?"), "My wife works at the bank", re.I)
+    assert "age" not in stated("他是个好人") and "hometown" not in stated("她是个好老师")
 
 
 def test_a_relatives_word_inside_another_relatives_is_not_the_subject() -> None:
