@@ -36,6 +36,7 @@ from memory_pg.text.references import (
     names_given,
     refers,
     says_of,
+    sides,
     word_pattern,
 )
 from memory_pg.text.relatives import SAID_OF, known_as, relation_of
@@ -139,6 +140,7 @@ def plan_search(
     touch = track_access and filters.as_of is None  # a look into the past is no use
     window = heavy_users is not None and user_id in heavy_users
     described = _described(query, ranking) if not expand else ()
+    both = sides(query) if described else ()  # "我爸比我妈大几岁？"
     # The statement is shared by every search of its shape; the values are this one's.
     rs = ranking or RankingSettings()
     reference = now or filters.as_of or datetime.now(timezone.utc)
@@ -226,6 +228,34 @@ def plan_search(
                 window=window,
             )
             rows = _better_of(rows, _below(anchor, more, query, other), top_k)
+        # A question that compares two sides or adds them up ("我爸比我妈大几岁？",
+        # "iPad和相机一共多少钱？") needs what it asks stated of each: asked of a side
+        # alone where the best results do not state it, and both statements lead.
+        answers = []
+        for side, question in both:
+            found = _answer(side, rows[:NAMING_DEPTH], query)
+            if found is None:
+                more = yield search_statement(
+                    user_id,
+                    analysed(question),
+                    vector,
+                    top_k=max(top_k, SUPPORT_DEPTH),
+                    filters=filters,
+                    ranking=ranking,
+                    readability=readability,
+                    window=window,
+                )
+                found = _answer(side, more, query)
+            if found is None:
+                break  # one side unknown: the results stay as they were
+            answers.append(found)
+        else:
+            if answers and rows:
+                top = max(r["score"] for r in rows)
+                lead = [
+                    {**r, "score": top + 1e-6 * (len(answers) - i)} for i, r in enumerate(answers)
+                ]
+                rows = _better_of(rows, Rows(lead), top_k)
         if touch and rows:
             # The use is the plan's last statement, as a search's own touch is.
             yield final(record_use(user_id, [r["id"] for r in rows]))
@@ -295,6 +325,16 @@ def _comparisons(query: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, 
             for other in compared_with(query, [str(row["text"])]):
                 found.setdefault(other, []).append(row)
     return [(other, hits[0]) for other, hits in found.items() if len(hits) == 1][:2]
+
+
+def _answer(side: str, rows: Sequence[dict[str, Any]], query: str) -> dict[str, Any] | None:
+    """The first of ``rows`` that states what ``query`` asks of ``side``."""
+    asking = set(asked(query))
+    for row in rows:
+        text = str(row["text"])
+        if says_of(side, text) and asking & set(stated(text)):
+            return row
+    return None
 
 
 def _below_rows(anchor: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Rows:

@@ -140,6 +140,37 @@ def compared_with(query: str, texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: The two sides of a question that compares them or adds them up: "我爸比我妈大几岁",
+#: "对门老李和我谁岁数大", "iPad和相机加起来花了多少钱". What follows is asked of each.
+_SIDES = re.compile(
+    r"^\s*(?P<a>[^，,。？?比和跟与]{1,8}?)\s*(?:"
+    r"比\s*(?P<b>[^，,。？?]{1,6}?)\s*(?:还|更|要)?\s*"
+    r"(?=大|小|年长|年轻|早|晚|高|矮|重|轻|胖|瘦|多|少|贵|便宜)"
+    r"|(?:和|跟|与)\s*(?P<c>[^，,。？?]{1,6}?)\s*(?=谁|哪个|哪一?[个位]|加起来|一共|总共|相差|差))"
+)
+
+
+def sides(query: str) -> tuple[tuple[str, str], ...]:
+    """``(side, question)`` for each side ``query`` compares or adds up, with what it
+    asks of both asked of that side alone (``我`` is the speaker); empty for any other
+    query, or one that asks no attribute.
+
+    Example:
+        >>> sides("我爸比我妈大几岁？")
+        (('爸', '爸大几岁？'), ('妈', '妈大几岁？'))
+    """
+    m = _SIDES.search(query)
+    if m is None or not asked(query):
+        return ()
+    rest = query[m.end() :]
+    out: list[tuple[str, str]] = []
+    for said in (m.group("a"), m.group("b") or m.group("c")):
+        side = re.sub(r"^我的?(?=.)", "", said.strip())  # 我爸 -> 爸, as a memory may say 老爸
+        if side and side not in {s for s, _ in out}:
+            out.append((side, side + rest))
+    return tuple(out) if len(out) == 2 else ()
+
+
 def says_of(holder: str, text: str) -> bool:
     """Whether ``text`` states something of ``holder`` as its subject: for ``我``, a
     text that opens with the speaker ("我今年三十二了"), not with one of theirs
@@ -318,5 +349,6 @@ __all__ = [
     "names_given",
     "refers",
     "says_of",
+    "sides",
     "word_pattern",
 ]

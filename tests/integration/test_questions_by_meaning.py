@@ -436,3 +436,38 @@ def test_a_partner_or_a_child_called_only_by_name_is_found_by_what_is_said_of_th
     store = holding(make_store, BY_NAME_ONLY)
     hits = store.search(question, top_k=3, track_access=False)
     assert answer in [h["text"] for h in hits[:2]]
+
+
+@pytest.mark.parametrize(
+    ("notes", "question", "answers"),
+    [
+        (
+            [
+                "早上跟老李在公园下棋，输了三盘",
+                "对门老李，七十了，以前开公交车",
+                "老李家孙女考上了大学，请我们喝酒",
+                "跟你说下，我今年六十八，退休前干桥梁设计",
+            ],
+            "老李和我谁岁数大？",
+            ("七十", "六十八"),
+        ),
+        (
+            [
+                "新买的扫地机器人是石头的，花了2899，比原来那个安静",
+                "周末去商场看了半天手机，最后啥也没买",
+                "给阳台换了台烘干机，美的的，3499块",
+                "扫地机器人每天上午十点自己出来扫",
+            ],
+            "扫地机器人和烘干机加起来花了多少？",
+            ("2899", "3499"),
+        ),
+    ],
+)
+def test_both_sides_of_a_comparison_or_a_sum_lead_the_results(
+    make_store: Any, notes: list[str], question: str, answers: tuple[str, ...]
+) -> None:
+    # What is asked is stated of each side in a memory of its own; both lead.
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
+    top = [h["text"] for h in store.search(question, top_k=2, track_access=False)]
+    assert all(any(a in t for t in top) for a in answers), top
