@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pg._facts import change_applies, parse_change
+from memory_pg.text.changes import judge
 
 
 @pytest.mark.parametrize(
@@ -98,3 +99,21 @@ def test_only_the_speaker_living_somewhere_is_a_move_of_the_speaker() -> None:
     assert moved is not None and moved.residence
     assert not change_applies("我已经搬到上海了", "我妈妈住在北京")
     assert not change_applies("我已经搬到上海了", "我在字节跳动工作")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Two ages, two prices: a kind of value both state, with no word in common, is
+        # no one subject (a neighbour's age and the speaker's; two appliances).
+        ("隔壁王叔六十五了", "我今年五十八，下个月就退休了"),
+        ("新买的扫地机器人是石头的，花了2899", "给阳台换了台烘干机，美的的，3499块"),
+    ],
+)
+def test_a_kind_of_value_in_common_is_no_subject_in_chinese(old: str, new: str) -> None:
+    assert judge(old, new) is None
+
+
+def test_the_speakers_own_fact_changed_in_other_words_is_still_one() -> None:
+    # The speaker's job, said again with no word in common: still replaced.
+    assert judge("我在超市当收银员", "转行了，现在跑外卖") is not None
