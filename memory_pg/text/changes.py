@@ -45,14 +45,14 @@ from memory_pg.text import (
     things,
     topics,
 )
-from memory_pg.text.attributes import LOOSE, stated, tagged
+from memory_pg.text.attributes import LOOSE, stated
 from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
 from memory_pg.text.days import said_again as day_said_again
-from memory_pg.text.references import KIN_WORDS, says_of
+from memory_pg.text.references import opens_with_other, says_of
 from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
@@ -252,7 +252,7 @@ def judge(
         # came this way, and none of the right ones.
         # The speaker's own fact is one subject ("我在银行做柜员" / "转行了，现在做保险"),
         # unless the new text opens with someone else ("老公…", "小雨…").
-        if both and (not has_han(new) or (says_of("我", old) and not _opens_with_other(new))):
+        if both and (not has_han(new) or (says_of("我", old) and not opens_with_other(new))):
             same = sorted(both)[0]
     if not same:
         return None
@@ -288,6 +288,11 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
+#: A span of years ("worked at Oracle from 2018 to 2021", "从2015年到2018年"): when
+#: something was so, not a value moved from one to another.
+_SPAN = re.compile(r"(?:from|从)\s*(?:19|20)\d\d\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d", re.I)
+
+
 def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say (or, in its
     clause, the verb of change after a word of time or status): a word
@@ -298,8 +303,11 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
     found = [
         m
         for m in _CUE.finditer(new)
-        if not _holds(old, m.group(0).strip())
-        or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
+        if (
+            not _holds(old, m.group(0).strip())
+            or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
+        )
+        and not (m.lastgroup == "from_to" and _SPAN.match(new, m.start()))
     ]
     if found:
         # In the first one's clause, a verb of change outweighs a word of time ("以后
@@ -479,16 +487,6 @@ def _thing_changed(new: str) -> set[str]:
 _HAN_FUNCTION = frozenset(
     "我你他她它们的了是在有不没也都还就又再很太和与跟对把被给从到个一这那每月年天日时要会能可以"
 )
-
-
-#: A Chinese text that opens with someone other than the speaker: a relative ("老公…",
-#: "我妈…") or a name ("小雨…", "阿强…", jieba's ``nr``).
-_OTHER_FIRST = re.compile(r"^\s*(?:我的?|我家)?" + KIN_WORDS)
-
-
-def _opens_with_other(text: str) -> bool:
-    words = [(w, f) for w, f in tagged(text.strip()[:8]) if w.strip()]
-    return bool(_OTHER_FIRST.match(text)) or bool(words and words[0][1] == "nr")
 
 
 def _shared_han(old: str, new: str) -> bool:

@@ -341,12 +341,24 @@ def word_pattern(word: str) -> str:
     return escaped if has_han(word) else "(^|[^[:alnum:]_])" + escaped
 
 
+#: A relative of the speaker's opening a text ("老公…", "我妈…").
+_OTHER_FIRST = re.compile(r"^\s*(?:我的?|我家)?" + KIN_WORDS)
+
+
+def opens_with_other(text: str) -> bool:
+    """Whether ``text`` opens with someone other than the speaker: a relative ("老公…",
+    "我妈…") or a name ("小雨…", jieba's ``nr``)."""
+    words = [(w, f) for w, f in tagged(text.strip()[:8]) if w.strip()]
+    return bool(_OTHER_FIRST.match(text)) or bool(words and words[0][1] == "nr")
+
+
 __all__ = [
     "NOT_ANOTHER",
     "Name",
     "compared_with",
     "name_in",
     "names_given",
+    "opens_with_other",
     "refers",
     "says_of",
     "sides",

@@ -117,3 +117,11 @@ def test_a_kind_of_value_in_common_is_no_subject_in_chinese(old: str, new: str) 
 def test_the_speakers_own_fact_changed_in_other_words_is_still_one() -> None:
     # The speaker's job, said again with no word in common: still replaced.
     assert judge("我在超市当收银员", "转行了，现在跑外卖") is not None
+
+
+def test_a_span_of_years_is_when_something_was_so_not_a_move() -> None:
+    # "from 2018 to 2021" dates a past job; it moves nothing from one value to another.
+    assert (
+        judge("I worked at IBM from 2015 to 2018.", "I worked at Oracle from 2018 to 2021.") is None
+    )
+    assert judge("预算是2000", "预算从2000涨到2500了") is not None  # amounts, not years
