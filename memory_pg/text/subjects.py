@@ -31,7 +31,7 @@ from memory_pg.text.concepts import concept_of, concepts
 #: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
 #: different ones speak of two subjects.
 _HOLDER_PATTERN = (
-    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex-?|late)\s+)?"
+    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex|late)\s+|(?:ex|step|god|half)-?)?"
     r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
     r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
     r"|boss|manager|supervisor|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
@@ -212,7 +212,9 @@ def holders(text: str) -> set[str]:
     zone_ = text[: verb.start()] if verb else text
     zone_ = zone_[:24] if not has_han(zone_[:8]) else zone_[:6]
     found = {
-        compound(zone_, m.start(2), (m.group(1) or m.group(2)).lower())
+        compound(
+            zone_, m.start(1) if m.group(1) else m.start(2), (m.group(1) or m.group(2)).lower()
+        )
         for m in _HOLDERS.finditer(zone_)
         if not _REPORTING.match(text, m.end()) and not _COMPANION.search(zone_[: m.start()])
     }

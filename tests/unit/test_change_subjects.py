@@ -125,3 +125,10 @@ def test_a_span_of_years_is_when_something_was_so_not_a_move() -> None:
         judge("I worked at IBM from 2015 to 2018.", "I worked at Oracle from 2018 to 2021.") is None
     )
     assert judge("预算是2000", "预算从2000涨到2500了") is not None  # amounts, not years
+
+
+def test_an_ex_or_a_step_relative_is_another_person() -> None:
+    # "my ex-wife" holds her own email, not "my wife"'s.
+    old, new = "My wife's email is mara.lind@example.com", "My ex-wife's new email is m@example.com"
+    assert judge(old, new) is None
+    assert judge("My dad lives in Ohio.", "My stepdad moved to Utah.") is None
