@@ -8,6 +8,9 @@ The pairs sets measure the decision on pairs chosen to be about one subject; a s
 measures what a user meets: each new note is compared with every earlier one that
 shares a word, and most of those are other facts.
 
+The tune half is the streams of zh_questions v3-v7, the report half v8-v11 (whose
+own question sets are split by user; the stream uses every user).
+
     python benchmarks/change_stream.py
     python benchmarks/change_stream.py --out benchmarks/results/change-stream.json
 
@@ -60,7 +63,10 @@ def main() -> None:
         store = MemoryStore(home=home)
         try:
             for path in SETS:
-                notes += sum(len(u["messages"]) for u in json.loads(path.read_text())["users"])
+                notes += sum(
+                    len(u["messages"])
+                    for u in json.loads(path.read_text(encoding="utf-8"))["users"]
+                )
                 for pair in replacements(store, path):
                     label = known.get((pair["older"], pair["newer"]))
                     rows.append({**pair, "set": path.stem, **(label or {"label": "unlabelled"})})

@@ -31,7 +31,6 @@ from functools import lru_cache
 
 from memory_pg._segment import EN_STOPWORDS, segment
 
-#: A number written with digits or Chinese numerals.
 #: The commonest Chinese surnames: 老 / 小 and one of them name a person (老张, 小周), as
 #: does one of them before a title (何老师).
 SURNAMES = (
@@ -39,6 +38,7 @@ SURNAMES = (
     "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
     "郝龚邵万钱严覃武戴莫孔向汤"
 )
+#: A number written with digits or Chinese numerals.
 _N = r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万几]+)"
 #: English number words (counts, ages): "forty", "sixty-seven".
 _EN_N = (
@@ -135,8 +135,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         rf"{_N}\s*(?:周)?岁|岁了|今年\s*(?:[二三四五六七八九]?十[一二三四五六七八九]?|\d{{1,2}})整?(?=[了，,。！!；;\s]|$)|"
         # "我33，在杭州…", "我38了": a person and a bare number of years.
         r"(?:^|[，,。；;！!])\s*我[爸妈哥姐弟妹]?\s*[1-9]\d(?=了?[，,。！!；;]|了?$)|"
-        # "男朋友陈昊，28，在…", "闺女在广州，42了，": a clause that is a number of years.
-        r"[，,]\s*[1-9]\d\s*了?(?=[，,。！!；;]|$)|(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+        r"(?<=[爸妈哥姐弟妹婆公爷奶])\s*[二三四五六七八九]十[一二三四五六七八九]?(?=[，,。！!；;]|$)|(?<![第\d])[二三四五六七八九]十[一二三四五六七八九]?(?:了|出头|多了)|[一二三四五六七八九十]零后|\d0后|年纪|年龄|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
         rf"\d\d年(?:的|生)|快{_N}了|奔{_N}|\b{_EN_N}[- ]years?[- ]old\b|\baged? {_EN_N}\b|"
         rf"\bturn(?:ed|s|ing)? {_EN_N}\b|\bin (?:his|her|their|my) (?:twenties|thirties|"
         r"forties|fifties|sixties|seventies|eighties)\b|\byears? old\b",
@@ -382,7 +381,9 @@ def stated(text: str) -> tuple[str, ...]:
     found = tuple(
         a.name
         for a in ATTRIBUTES
-        if a.states.search(text) or (a.name == "hometown" and _from_place(text))
+        if a.states.search(text)
+        or (a.name == "hometown" and _from_place(text))
+        or (a.name == "age" and _bare_age(text))
     )
     if "health" in found and "employer" in found:
         # A hospital named with an illness is where one was treated ("在县医院开了药"),
@@ -391,6 +392,23 @@ def stated(text: str) -> tuple[str, ...]:
         if _BY_NAME["health"].states.search(rest) and not _BY_NAME["employer"].states.search(rest):
             found = tuple(a for a in found if a != "employer")
     return found
+
+
+#: "男朋友陈昊，28，在…", "闺女在广州，42了": a clause that is a number of years, after a
+#: person named before it (not "午饭吃的牛肉面，25").
+_BARE_YEARS = re.compile(r"[，,]\s*[1-9]\d\s*了?(?=[，,。！!；;]|$)")
+_PERSON_WORDS = re.compile(
+    r"男朋友|女朋友|对象|老婆|老公|媳妇|爱人|老伴|儿子|女儿|闺女|孙子|孙女|外孙|爸|妈|哥|姐|弟|妹|爷|奶"
+    r"|舅|姨|叔|伯|姑|婶|公公|婆婆|岳父|岳母|同事|同学|朋友|室友|邻居|领导|老板|师傅|老师"
+)
+
+
+def _bare_age(text: str) -> bool:
+    m = _BARE_YEARS.search(text)
+    if m is None:
+        return False
+    before = text[: m.start()]
+    return bool(_PERSON_WORDS.search(before)) or any(f == "nr" for _, f in tagged(before[:12]))
 
 
 #: Places of care: where one is treated as well as where one works.

@@ -52,7 +52,7 @@ from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
 from memory_pg.text.cues import CUES, POINTING_BACK, spelled
 from memory_pg.text.days import said_again as day_said_again
-from memory_pg.text.references import opens_with_other, says_of
+from memory_pg.text.references import speaker_fact
 from memory_pg.text.restated import may_restate, restated, value_stands
 from memory_pg.text.roles import one_value_each, other_holder, other_slot
 from memory_pg.text.roles import replaced as role_replaced
@@ -245,14 +245,11 @@ def judge(
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
         if signal[0] in ("now", "new", "restated") and not subjects.FIRST_PERSON.search(new):
             both.discard("occupation")  # "组长是老刘" / "快递交给小区物业了": a word of a job
-        # In Chinese, a kind of value both state (two prices, two ages) with no word in
-        # common is no one subject: "扫地机器人花了2899" / "烘干机换了台新的，3499",
-        # "对门老李七十了" / "我今年六十八". Of 131 replacements the rules made in
-        # streams of real-style notes (benchmarks/change_stream.py), 21 of 95 wrong ones
-        # came this way, and none of the right ones.
-        # The speaker's own fact is one subject ("我在银行做柜员" / "转行了，现在做保险"),
-        # unless the new text opens with someone else ("老公…", "小雨…").
-        if both and (not has_han(new) or (says_of("我", old) and not opens_with_other(new))):
+        # In Chinese a kind of value both state with no word in common (two prices, two
+        # ages: "对门老李，七十了" / "我今年六十八") is one subject only as a fact of the
+        # speaker's own in both (benchmarks/change_stream.py: the largest cause of wrong
+        # replacements in a stream of notes, and none of the right ones).
+        if both and (not has_han(new) or (both & _OWN and speaker_fact(old) and speaker_fact(new))):
             same = sorted(both)[0]
     if not same:
         return None
@@ -289,8 +286,18 @@ def judge(
 
 
 #: A span of years ("worked at Oracle from 2018 to 2021", "从2015年到2018年"): when
-#: something was so, not a value moved from one to another.
-_SPAN = re.compile(r"(?:from|从)\s*(?:19|20)\d\d\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d", re.I)
+#: something was so, not a value moved, where no amount's word follows ("from 1950 to
+#: 2050 a month") and the old text has a span too or not the first year as its value.
+_SPAN = re.compile(
+    r"(?:from|从)\s*((?:19|20)\d\d)(?!\d)\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d(?!\d)"
+    r"(?!\s*(?:a\b|per\b|/|dollars|bucks|usd|元|块|万|k\b|%))",
+    re.IGNORECASE,
+)
+
+
+def _span(old: str, new: str, at: int) -> bool:
+    m = _SPAN.match(new, at)
+    return m is not None and (_SPAN.search(old) is not None or m.group(1) not in old)
 
 
 def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
@@ -307,7 +314,7 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
             not _holds(old, m.group(0).strip())
             or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
         )
-        and not (m.lastgroup == "from_to" and _SPAN.match(new, m.start()))
+        and not (m.lastgroup == "from_to" and _span(old, new, m.start()))
     ]
     if found:
         # In the first one's clause, a verb of change outweighs a word of time ("以后
@@ -527,6 +534,8 @@ def _qualified(new: str, old: str, word: str) -> bool:
 #: Attributes a person has several values of at once (two allergies, rent and
 #: salary): one subject only with a word of substance in common (:func:`_shared_han`).
 _SEVERAL_VALUES = frozenset({"diet", "health", "price"})
+#: A person's own attributes: the ones a fact of the speaker's states.
+_OWN = frozenset("name age birthday occupation employer education home hometown".split())
 #: Words that name an amount, not what it is of ("dose went up to 100mg").
 _AMOUNT_WORDS = frozenset("dose dosage amount weight went gone 剂量 药量 体重 分量".split())
 

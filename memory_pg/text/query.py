@@ -120,8 +120,9 @@ def asked_about(query: str, content: str, names: Sequence[Name]) -> tuple[tuple[
     if not asking:
         return (), ""
     said = subject_words(content, asking)
-    if not said and not names:
-        # "我在哪家公司上班？": of the speaker, so not a relative's fact ("我爸在电厂上班").
+    if not said and not names and _OF_THE_SPEAKER.search(query) and not _OF_ANOTHER.search(query):
+        # "我在哪家公司上班？": of the speaker, so not a relative's fact ("我爸在电厂上班");
+        # "她今年多大？", "Where does he work?" point at someone else.
         return tuple(answered_by(asking)), NOT_A_RELATIVES
     # "我爸妈身体…": each parent's own memory ("我爸有糖尿病") is about them.
     words = subject_pattern([*said, *(m for w in said for m in others_of(w))])
@@ -273,8 +274,16 @@ _WITH_SPEAKER = re.compile(
 #: A PostgreSQL regular expression (for ``~*``) of a memory that does not open with a
 #: relative of the speaker's ("我爸…", "闺女…", "My wife…"): what a question asked of the
 #: speaker alone is answered by.
+#: A question of the speaker ("我在哪上班？", "where do I work?"), and one that points at
+#: someone else or at more than the speaker ("她", "he", "咱家", "we").
+_OF_THE_SPEAKER = re.compile(r"我|\b(?:i|my|me)\b", re.IGNORECASE)
+_OF_ANOTHER = re.compile(
+    r"[他她它咱]|我们|\b(?:he|she|his|her|him|they|their|them|we|our|us)\b", re.IGNORECASE
+)
 NOT_A_RELATIVES = (
-    "^(?![[:space:]]*(?:(?:我的?|我家)?" + KIN_WORDS + "|my[[:space:]]+(?:wife|husband|partner|"
+    "^(?![[:space:]]*(?:(?:我的?|我家)?"
+    + KIN_WORDS
+    + "(?![们司])|my[[:space:]]+(?:wife|husband|partner|"
     "mom|mum|mother|dad|father|son|daughter|brother|sister|boyfriend|girlfriend|boss|manager)"
     "([^[:alnum:]_]|$)))"
 )

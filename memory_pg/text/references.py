@@ -145,7 +145,9 @@ def compared_with(query: str, texts: Iterable[str]) -> tuple[str, ...]:
 _SIDES = re.compile(
     r"^\s*(?P<a>[^，,。？?比和跟与]{1,8}?)\s*(?:"
     r"比\s*(?P<b>[^，,。？?]{1,6}?)\s*(?:还|更|要)?\s*"
-    r"(?=大|小|年长|年轻|早|晚|高|矮|重|轻|胖|瘦|多|少|贵|便宜)"
+    # The comparison's word, then how much or a question's end ("老大小几岁"; not the 大
+    # of 老大, nor "比较早的时候").
+    r"(?=(?:大|小|年长|年轻|早|晚|高|矮|重|轻|胖|瘦|多|少|贵|便宜)(?:几|多少?|点|些|一|吗|呢|[？?]|$))"
     r"|(?:和|跟|与)\s*(?P<c>[^，,。？?]{1,6}?)\s*(?=谁|哪个|哪一?[个位]|加起来|一共|总共|相差|差))"
 )
 
@@ -165,7 +167,7 @@ def sides(query: str) -> tuple[tuple[str, str], ...]:
     rest = query[m.end() :]
     out: list[tuple[str, str]] = []
     for said in (m.group("a"), m.group("b") or m.group("c")):
-        side = re.sub(r"^我的?(?=.)", "", said.strip())  # 我爸 -> 爸, as a memory may say 老爸
+        side = re.sub(r"^我[的家]?(?=.)", "", said.strip())  # 我爸 -> 爸, as a memory may say 老爸
         if side and side not in {s for s, _ in out}:
             out.append((side, side + rest))
     return tuple(out) if len(out) == 2 else ()
@@ -341,15 +343,20 @@ def word_pattern(word: str) -> str:
     return escaped if has_han(word) else "(^|[^[:alnum:]_])" + escaped
 
 
-#: A relative of the speaker's opening a text ("老公…", "我妈…").
-_OTHER_FIRST = re.compile(r"^\s*(?:我的?|我家)?" + KIN_WORDS)
+#: Who a fact may be of other than the speaker: a relative ("老公…", "我妈…"), him or her,
+#: a pet.
+_SOMEONE = re.compile(KIN_WORDS + r"(?![们司])|[他她]|[狗猫]")
 
 
-def opens_with_other(text: str) -> bool:
-    """Whether ``text`` opens with someone other than the speaker: a relative ("老公…",
-    "我妈…") or a name ("小雨…", jieba's ``nr``)."""
-    words = [(w, f) for w, f in tagged(text.strip()[:8]) if w.strip()]
-    return bool(_OTHER_FIRST.match(text)) or bool(words and words[0][1] == "nr")
+def speaker_fact(text: str) -> bool:
+    """Whether ``text``'s first clause names no one but the speaker: no relative, no
+    him or her, no pet, no name (jieba's ``nr``: "对门老李", "小雨")."""
+    first = re.split(r"[，,。；;！!？?]", text.strip(), maxsplit=1)[0]
+    # (Who goes along is no holder: "跟老公去了深圳".)
+    first = re.sub(r"(?:跟|和|同|陪|带着?)(?:我的?)?" + KIN_WORDS, "", re.sub(r"我们?", "", first))
+    if _SOMEONE.search(first):
+        return False
+    return not any(flag == "nr" for _, flag in tagged(first))
 
 
 __all__ = [
@@ -358,9 +365,9 @@ __all__ = [
     "compared_with",
     "name_in",
     "names_given",
-    "opens_with_other",
     "refers",
     "says_of",
     "sides",
+    "speaker_fact",
     "word_pattern",
 ]

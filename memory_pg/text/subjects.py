@@ -31,7 +31,7 @@ from memory_pg.text.concepts import concept_of, concepts
 #: Who holds a fact, when it is not the speaker: kin and roles. Two texts naming two
 #: different ones speak of two subjects.
 _HOLDER_PATTERN = (
-    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex|late)\s+|(?:ex|step|god|half)-?)?"
+    r"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|ex|late)\s+|(?:ex|step|god|half)[-\s]?)?"
     r"(wife|husband|partner|son|daughter|kids?|children|mom|mother|dad|father|parents|sister"
     r"|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|friend"
     r"|boss|manager|supervisor|colleague|coworker|roommate|landlord|neighbou?r|doctor|dentist|team"
@@ -230,8 +230,8 @@ def compound(text: str, at: int, word: str) -> str:
         return before + word
     if re.match(r"-?in-?law|\s+in\s+law", text[at + len(word) :], re.IGNORECASE):
         return word + "-in-law"
-    prefix = re.search(r"(?:ex-?|step|god|half-?)$", text[:at], re.IGNORECASE)
-    return prefix.group(0).lower() + word if prefix else word
+    prefix = re.search(r"(?:ex|step|god|half)[-\s]?$", text[:at], re.IGNORECASE)
+    return prefix.group(0).lower().rstrip(" -") + "-" + word if prefix else word
 
 
 #: Who goes along, not who holds the fact: "跟老公去了深圳", "和我妈搬回了老家", "with

@@ -125,6 +125,8 @@ def test_a_span_of_years_is_when_something_was_so_not_a_move() -> None:
         judge("I worked at IBM from 2015 to 2018.", "I worked at Oracle from 2018 to 2021.") is None
     )
     assert judge("预算是2000", "预算从2000涨到2500了") is not None  # amounts, not years
+    assert judge("Rent is 1950 a month.", "Rent went from 1950 to 2050 a month.") is not None
+    assert judge("My monthly budget is 2000.", "My monthly budget went from 2000 to 2040.")
 
 
 def test_an_ex_or_a_step_relative_is_another_person() -> None:
@@ -132,3 +134,6 @@ def test_an_ex_or_a_step_relative_is_another_person() -> None:
     old, new = "My wife's email is mara.lind@example.com", "My ex-wife's new email is m@example.com"
     assert judge(old, new) is None
     assert judge("My dad lives in Ohio.", "My stepdad moved to Utah.") is None
+    assert judge("My mom works at the hospital.", "My step-mom now works at the bank.") is None
+    assert judge("My brother lives in Ohio.", "My half brother now lives in Utah.") is None
+    assert judge("My wife works at Google.", "My ex wife now works at Meta.") is None

@@ -13,7 +13,7 @@ import pytest
 from memory_pg.text.attributes import answered_by, asked, stated, subject_words
 from memory_pg.text.changes import judge
 from memory_pg.text.query import analyse, asked_about
-from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of
+from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of, sides
 
 
 @pytest.mark.parametrize(
@@ -392,7 +392,22 @@ def test_a_question_of_the_speaker_is_not_answered_by_a_relatives_fact() -> None
     assert not re.search(mine, "我爸在电厂上班，快退休了")
     assert not re.search(mine, "闺女在银行上班")
     assert not re.search(_about("Where do I work?"), "My wife works at the bank", re.I)
-    assert "age" not in stated("他是个好人") and "hometown" not in stated("她是个好老师")
+    # A pronoun points at someone else: no speaker-only subject.
+    for question in ("她今年多大？", "他在哪上班？", "What is her phone number?", "咱家住哪？"):
+        assert asked_about(question, question, ())[1] != _about("我在哪家公司上班？"), question
+    assert not re.search(mine, "老公在银行上班") and re.search(mine, "老公司搬到了滨江")
+
+
+def test_a_bare_number_is_an_age_only_after_a_person() -> None:
+    assert "age" in stated("表姐周敏，36，在银行做柜员")
+    for text in ("午饭吃的牛肉面，25", "打车回家，38", "考试成绩出来了，92"):
+        assert "age" not in stated(text), text
+
+
+def test_the_two_sides_of_a_comparison() -> None:
+    assert [s for s, _ in sides("我家老二比老大小几岁？")] == ["老二", "老大"]
+    assert [s for s, _ in sides("我比小高大几岁？")] == ["我", "小高"]
+    assert sides("我比较早的时候住在哪？") == ()  # "比较" compares nothing
 
 
 def test_a_relatives_word_inside_another_relatives_is_not_the_subject() -> None:
