@@ -156,6 +156,8 @@ def judge(
     zone = subjects.zone(old) - _FILLER
     # "pushed it to May"; "12 engineers" / "8 engineers"; "喜欢喝美式" / "改喝拿铁了"
     slot = things.same_slot(old, new) or ("count" if count else "") or things.verb_slot(old, new)
+    if product_kinds and product_kinds[1] and not product_kinds[0]:
+        return None  # a product chosen says nothing of a fact that names none ("…每天备份")
     if (
         kinds.other_subject(old, new, _FILLER)
         or kinds.other_scope(old, new)
@@ -245,11 +247,11 @@ def judge(
         both = (said - LOOSE) or (said & _SEVERAL_VALUES if _shared_han(old, new) else set())
         if signal[0] in ("now", "new", "restated") and not subjects.FIRST_PERSON.search(new):
             both.discard("occupation")  # "组长是老刘" / "快递交给小区物业了": a word of a job
-        # In Chinese a kind of value both state with no word in common (two prices, two
-        # ages: "对门老李，七十了" / "我今年六十八") is one subject only as a fact of the
-        # speaker's own in both (benchmarks/change_stream.py: the largest cause of wrong
-        # replacements in a stream of notes, and none of the right ones).
-        if both and (not has_han(new) or (both & _OWN and speaker_fact(old) and speaker_fact(new))):
+        # In Chinese, two ages or prices with no word in common ("对门老李，七十了" / "我今年
+        # 六十八") are one subject only for one holder (benchmarks/change_stream.py).
+        held = subjects.holders(old)
+        one = held == subjects.holders(new) if held else speaker_fact(old) and speaker_fact(new)
+        if both and (not has_han(new) or (both & _OWN and one)):
             same = sorted(both)[0]
     if not same:
         return None
@@ -285,9 +287,8 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
-#: A span of years ("worked at Oracle from 2018 to 2021", "从2015年到2018年"): when
-#: something was so, not a value moved, where no amount's word follows ("from 1950 to
-#: 2050 a month") and the old text has a span too or not the first year as its value.
+#: A span of years ("worked at Oracle from 2018 to 2021"): when something was so, not a
+#: value moved ("from 1950 to 2050 a month" is an amount), unless the old value is its start.
 _SPAN = re.compile(
     r"(?:from|从)\s*((?:19|20)\d\d)(?!\d)\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d(?!\d)"
     r"(?!\s*(?:a\b|per\b|/|dollars|bucks|usd|元|块|万|k\b|%))",
@@ -533,8 +534,7 @@ def _qualified(new: str, old: str, word: str) -> bool:
 
 #: Attributes a person has several values of at once (two allergies, rent and
 #: salary): one subject only with a word of substance in common (:func:`_shared_han`).
-_SEVERAL_VALUES = frozenset({"diet", "health", "price"})
-#: A person's own attributes: the ones a fact of the speaker's states.
+_SEVERAL_VALUES = frozenset({"diet", "health", "price"})  # (_OWN: a person's own)
 _OWN = frozenset("name age birthday occupation employer education home hometown".split())
 #: Words that name an amount, not what it is of ("dose went up to 100mg").
 _AMOUNT_WORDS = frozenset("dose dosage amount weight went gone 剂量 药量 体重 分量".split())
