@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
+from sqlalchemy import Select
 
 from memory_pg._validate import (
     check_agent_id,
@@ -154,6 +155,19 @@ def plan_search(
             attributes=rs.attribute_weight > 0,
         )
 
+    def support(text: str) -> tuple[Select[Any], dict[str, Any]]:
+        """A search for what backs an answer up: ``text`` asked, more rows read."""
+        return search_statement(
+            user_id,
+            analysed(text),
+            vector,
+            top_k=max(top_k, SUPPORT_DEPTH),
+            filters=filters,
+            ranking=ranking,
+            readability=readability,
+            window=window,
+        )
+
     step = search_statement(
         user_id,
         analysed(query),
@@ -217,44 +231,23 @@ def plan_search(
         # A value stated against another's ("我老公比我大三岁") needs that value too
         # ("我今年三十二"): it is asked for, and ranks right below the comparison.
         for other, anchor in _comparisons(query, rows[:NAMING_DEPTH]):
-            more = yield search_statement(
-                user_id,
-                analysed(_about(query, described, other)),
-                vector,
-                top_k=max(top_k, SUPPORT_DEPTH),
-                filters=filters,
-                ranking=ranking,
-                readability=readability,
-                window=window,
-            )
-            rows = _better_of(rows, _below(anchor, more, query, other), top_k)
+            more = yield support(_about(query, described, other))
+            rows = _better_of(rows, _below_rows(anchor, _stating(other, more, query)), top_k)
         # A question that compares two sides or adds them up ("我爸比我妈大几岁？",
         # "iPad和相机一共多少钱？") needs what it asks stated of each: asked of a side
         # alone where the best results do not state it, and both statements lead.
-        answers = []
+        leads = []
         for side, question in both:
-            found = _answer(side, rows[:NAMING_DEPTH], query)
-            if found is None:
-                more = yield search_statement(
-                    user_id,
-                    analysed(question),
-                    vector,
-                    top_k=max(top_k, SUPPORT_DEPTH),
-                    filters=filters,
-                    ranking=ranking,
-                    readability=readability,
-                    window=window,
-                )
-                found = _answer(side, more, query)
-            if found is None:
+            found = _stating(side, rows[:NAMING_DEPTH], query)
+            if not found:
+                found = _stating(side, (yield support(question)), query)
+            if not found:
                 break  # one side unknown: the results stay as they were
-            answers.append(found)
+            leads.append(found[0])
         else:
-            if answers and rows:
+            if leads and rows:
                 top = max(r["score"] for r in rows)
-                lead = [
-                    {**r, "score": top + 1e-6 * (len(answers) - i)} for i, r in enumerate(answers)
-                ]
+                lead = [{**r, "score": top + 1e-6 * (len(leads) - i)} for i, r in enumerate(leads)]
                 rows = _better_of(rows, Rows(lead), top_k)
         if touch and rows:
             # The use is the plan's last statement, as a search's own touch is.
@@ -327,14 +320,12 @@ def _comparisons(query: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, 
     return [(other, hits[0]) for other, hits in found.items() if len(hits) == 1][:2]
 
 
-def _answer(side: str, rows: Sequence[dict[str, Any]], query: str) -> dict[str, Any] | None:
-    """The first of ``rows`` that states what ``query`` asks of ``side``."""
+def _stating(side: str, rows: Sequence[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+    """The rows that state what ``query`` asks of ``side`` (``我``: the speaker)."""
     asking = set(asked(query))
-    for row in rows:
-        text = str(row["text"])
-        if says_of(side, text) and asking & set(stated(text)):
-            return row
-    return None
+    return [
+        r for r in rows if says_of(side, str(r["text"])) and asking & set(stated(str(r["text"])))
+    ]
 
 
 def _below_rows(anchor: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Rows:
@@ -342,18 +333,6 @@ def _below_rows(anchor: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Rows:
     out = Rows()
     for row in rows:
         if row["id"] != anchor["id"]:
-            out.append({**row, "score": anchor["score"] - 1e-6 * (len(out) + 1)})
-    return out
-
-
-def _below(anchor: dict[str, Any], more: Rows, query: str, other: str) -> Rows:
-    """The rows of ``more`` that state the asked attribute of ``other``, each placed
-    right below ``anchor``, the answer stated against it (which needs them)."""
-    asking = set(asked(query))
-    out = Rows()
-    for row in more:
-        text = str(row["text"])
-        if row["id"] != anchor["id"] and says_of(other, text) and asking & set(stated(text)):
             out.append({**row, "score": anchor["score"] - 1e-6 * (len(out) + 1)})
     return out
 
