@@ -29,7 +29,9 @@ from memory_pg.sql import memories
 from memory_pg.sql.search import SearchFilters, search_statement
 from memory_pg.sql.use import record_use
 from memory_pg.text.attributes import asked, stated
+from memory_pg.text.changes import judge, may_change
 from memory_pg.text.query import Query, analyse
+from memory_pg.text.questions import asks_latest
 from memory_pg.text.references import (
     Name,
     compared_with,
@@ -41,6 +43,7 @@ from memory_pg.text.references import (
     word_pattern,
 )
 from memory_pg.text.relatives import SAID_OF, known_as, relation_of
+from memory_pg.text.topics import product_topics
 
 
 def search_filters(
@@ -249,6 +252,7 @@ def plan_search(
                 top = max(r["score"] for r in rows)
                 lead = [{**r, "score": top + 1e-6 * (len(leads) - i)} for i, r in enumerate(leads)]
                 rows = _better_of(rows, Rows(lead), top_k)
+        rows = _latest_first(rows, query, top_k)
         if touch and rows:
             # The use is the plan's last statement, as a search's own touch is.
             yield final(record_use(user_id, [r["id"] for r in rows]))
@@ -257,6 +261,8 @@ def plan_search(
         step = relations.expand_step(step, filters, expand)
     # Its only statement: the driver commits with it, in one network exchange.
     rows = yield final(step)
+    if not expand:
+        rows = _latest_first(rows, query, top_k)
     return _search_results(rows, vector, bool(expand), user_id, heavy_users)
 
 
@@ -335,6 +341,31 @@ def _below_rows(anchor: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Rows:
         if row["id"] != anchor["id"]:
             out.append({**row, "score": anchor["score"] - 1e-6 * (len(out) + 1)})
     return out
+
+
+def _latest_first(rows: Rows, query: str, top_k: int) -> Rows:
+    """``rows`` with each of the best that a newer one changes (the write path's own
+    decision, :func:`memory_pg.text.changes.judge`) placed right below that newer one,
+    for a question about what holds now or in the end ("萱萱的考级最后改到哪天了？":
+    "改到6月21号了" above "定在6月14号"). Memories the store keeps side by side, as
+    dialogue is, are both current; the newer answers such a question. Others stay as
+    they were: a question about what was first said, or any other, pays one regular
+    expression."""
+    if len(rows) < 2 or not asks_latest(query):
+        return rows
+    best = list(rows[:NAMING_DEPTH])
+    for j, newer in enumerate(best):
+        text = str(newer["text"])
+        if j == 0 or not may_change(text):
+            continue
+        for older in best[:j]:
+            said = str(older["text"])
+            if older["event_time"] < newer["event_time"] and judge(
+                said, text, (product_topics(said), product_topics(text))
+            ):
+                best[j] = {**newer, "score": older["score"] + 1e-7}
+                break
+    return _better_of(rows, Rows(best), top_k) if best != list(rows[:NAMING_DEPTH]) else rows
 
 
 def _described(query: str, ranking: RankingSettings | None) -> tuple[str, ...]:

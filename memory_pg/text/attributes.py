@@ -529,15 +529,17 @@ def doubled_name(word: str) -> bool:
     )
 
 
-def tagged(run: str) -> list[tuple[str, str]]:
-    """``(word, part-of-speech tag)`` of a Chinese text, by jieba."""
+@lru_cache(maxsize=8192)
+def tagged(run: str) -> tuple[tuple[str, str], ...]:
+    """``(word, part-of-speech tag)`` of a Chinese text, by jieba (kept for the texts
+    read again: a write's candidates, a search's best rows)."""
     import logging
 
     import jieba
     import jieba.posseg
 
     jieba.setLogLevel(logging.WARNING)
-    return [(p.word, p.flag) for p in jieba.posseg.cut(run)]
+    return tuple((p.word, p.flag) for p in jieba.posseg.cut(run))
 
 
 #: jieba's tags of nouns: common, person, place, organisation, other proper, verbal.

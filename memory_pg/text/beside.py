@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from memory_pg.text.cues import changed_apart
+
 #: Words that add a fact beside the old one rather than replace it.
 _ADDITION = re.compile(
     r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
@@ -25,6 +27,13 @@ _HEDGE = re.compile(
     # A value of the past: "…, back when I lived out in the suburbs", "那是之前住城郊的时候".
     r"|\bback when\b|\b(?:at|in) my (?:previous|old|last|former)\b|那是(?:之前|以前|原来)"
     r"|上家公司|上一家公司|前公司",
+    re.IGNORECASE,
+)
+
+#: A plan ("打算今年在嘉定买房"): beside a fact it changes nothing, in place of another
+#: plan it is the new one ("准备五一去成都" / "成都取消了，五一打算回老家").
+_PLAN = re.compile(
+    r"\bplanning to\b|\bplan to\b|(?<!的)打算|计划(?=[去在把要明今下])|准备(?=[去在把要买搬换考])",
     re.IGNORECASE,
 )
 
@@ -47,8 +56,12 @@ _ONE_OFF = re.compile(
 def beside(old: str, new: str) -> bool:
     """Whether ``new`` says it adds to, wonders about, or makes a passing exception to
     what ``old`` says: both stay."""
-    if _ADDITION.search(new) or _HEDGE.search(new):
+    if _HEDGE.search(new):
         return True
+    if _PLAN.search(new) and not _PLAN.search(old) and not changed_apart(new, _PLAN):
+        return True
+    if _ADDITION.search(new) and not changed_apart(new, _ADDITION):
+        return True  # (a change in a clause of its own is one: "改期了！时间也提前了")
     # An exception for a while, after which the old fact stands; said in both, the
     # two texts are of one event ("这次团建去杭州" / "这次团建改去苏州了").
     return bool(_ONE_OFF.search(new)) and not _ONE_OFF.search(old)

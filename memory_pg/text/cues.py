@@ -57,7 +57,8 @@ CUES: tuple[tuple[str, str], ...] = (
         "cancelled",
         r"\bcancel(?:l)?ed\b|\bcalled off\b|\bscrapped\b|\bfell through\b|\bwithdr[ae]w\b"
         r"|\bbroke up\b|\bcame off\b|\bstepped down\b|取消|作废|黄了|分手|离婚|退课|退学"
-        r"|不[\u4e00-\u9fff]{1,2}了",
+        # "不去了", "就不弄了"; not a verb's complement ("认不出来了", "吃不下了").
+        r"|不(?![出下着起动到完及住过开见懂清])[\u4e00-\u9fff]{1,2}了",
     ),
     (
         "switched",
@@ -126,6 +127,30 @@ POINTING_BACK = re.compile(
 
 CUE = re.compile("|".join(f"(?P<{k}>{p})" for k, p in CUES), re.IGNORECASE)
 
+#: The kinds that say by themselves that a value was changed (not a word of time, a
+#: new thing, a number reached, a former value or a status).
+CHANGING = frozenset(
+    {"from_to", "instead", "stopped", "left", "moved", "postponed", "cancelled", "switched"}
+)
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_CLAUSE = re.compile(r"[^，,。；;！!？?\n]+")
+
+
+def changed_apart(text: str, words: re.Pattern[str]) -> bool:
+    """Whether a clause of ``text`` says a change (a word of :data:`CHANGING`) without
+    any of ``words``: "改到6月21号了，地点不变" changes the day whatever else stays, and
+    "改期了！集合时间也提前了" is a second change, not an addition beside the first.
+    Chinese only: its comma clauses each state a part of their own, where an English
+    "still …, …" or "also …" covers the sentence."""
+    for clause in _CLAUSE.findall(text):
+        if not _HAN.search(clause):
+            continue
+        said = [m for m in CUE.finditer(clause) if m.lastgroup in CHANGING]
+        if said and not words.search(clause):
+            return True
+    return False
+
+
 #: The English words of change of seven letters or more, for reading them misspelt
 #: (a shorter one is a letter away from too many words: "closet", "skilled").
 _LONG_WORDS = frozenset(
@@ -166,4 +191,4 @@ def spelled(text: str) -> str:
     return re.sub(r"[A-Za-z]{6,}", fix, text)
 
 
-__all__ = ["CUE", "CUES", "POINTING_BACK", "spelled"]
+__all__ = ["CHANGING", "CUE", "CUES", "POINTING_BACK", "changed_apart", "spelled"]

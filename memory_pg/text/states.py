@@ -16,6 +16,7 @@ from memory_pg._segment import EN_STOPWORDS
 from memory_pg.entities import has_han
 from memory_pg.text import quantities
 from memory_pg.text.attributes import LOOSE, stated
+from memory_pg.text.cues import changed_apart
 from memory_pg.text.subjects import stem
 
 #: A thing to do, by the verb that opens it: "pay the credit card bill", "need to renew
@@ -168,8 +169,9 @@ _UNCHANGED = re.compile(
 
 def unchanged(text: str) -> bool:
     """Whether ``text`` says that nothing changed ("like always", "计划照旧"): it
-    restates a fact, and replaces nothing."""
-    return _UNCHANGED.search(text) is not None
+    restates a fact, and replaces nothing. Not where another clause says a change
+    ("考级改到6月21号了，地点不变": the place stands, the day moved)."""
+    return _UNCHANGED.search(text) is not None and not changed_apart(text, _UNCHANGED)
 
 
 def other_quantity(old: str, new: str) -> bool:

@@ -369,6 +369,17 @@ def test_an_age_stated_against_the_speaker_brings_the_speakers_own(make_store: A
         ("user_profile", "My phone number is 503-555-0117.", "Call me at 971-555-0188."),
         # A number given with a reason around it.
         ("user_profile", "我的手机号是139 5550 1234。", "运营商转网了 新号139 5550 8899"),
+        # A day moved while another part stays, or a second change said with 也.
+        (
+            "project_status",
+            "家长会定在周五下午三点，在三楼会议室",
+            "家长会改到下周一了，还是下午三点，地点不变",
+        ),
+        (
+            "project_status",
+            "部门聚餐定在12号晚上六点，在湘菜馆",
+            "聚餐改期了！改到19号，时间也提前到五点半",
+        ),
     ],
 )
 def test_a_change_said_by_its_shape_replaces_the_old_memory(
@@ -396,6 +407,13 @@ def test_a_change_said_by_its_shape_replaces_the_old_memory(
         ("key_decision", "Our CI runs on CircleCI.", "we use Jenkins too"),
         ("user_profile", "我的手机号是13822223333。", "电话15944445555，是我老公的"),
         ("user_profile", "Reading goal: 30 books", "hit 12 books toward my reading goal"),
+        # A plan beside a fact; a verb's complement "认不出来了" is no "不…了" given up.
+        (
+            "user_profile",
+            "我家房子是租的，在静安，一个月八千",
+            "打算明年在松江买房，总价控制在四百万",
+        ),
+        ("project_status", "婚礼定在十月二号，在老家办", "婚礼上喝多了，好几个老同学都认不出来了"),
     ],
 )
 def test_what_only_looks_like_a_change_keeps_both_memories(
@@ -471,3 +489,29 @@ def test_both_sides_of_a_comparison_or_a_sum_lead_the_results(
     store.add_memories([{"text": t, "memory_type": "user_profile"} for t in notes])
     top = [h["text"] for h in store.search(question, top_k=2, track_access=False)]
     assert all(any(a in t for t in top) for a in answers), top
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("家长会最后是哪天开的？", "家长会改到下周一了，还是下午三点，地点不变"),
+        ("家长会现在定在哪天？", "家长会改到下周一了，还是下午三点，地点不变"),
+        # What was first said is asked for: the older stays first.
+        ("家长会后来改了，原来定的是哪天？", "家长会定在周五下午三点，在三楼会议室"),
+    ],
+)
+def test_a_question_about_the_end_gets_the_newer_statement_first(
+    make_store: Any, question: str, first: str
+) -> None:
+    # Dialogue keeps both; the newer says the day moved, and answers what holds now.
+    store = make_store(user_id="alice")
+    notes = [
+        "家长会定在周五下午三点，在三楼会议室",
+        "女儿这学期数学进步挺大，老师让家长会上分享一下",
+        "家长会改到下周一了，还是下午三点，地点不变",
+    ]
+    for text in notes:
+        store.add_memory(text, "dialogue")
+    hits = store.search(question, top_k=3, track_access=False)
+    assert hits[0]["text"] == first, [h["text"] for h in hits]
+    assert {h["text"] for h in hits} == set(notes)  # reordered, nothing dropped

@@ -172,3 +172,32 @@ def test_a_change_for_a_purpose_of_its_own_keeps_the_old_fact() -> None:
 )
 def test_a_product_of_one_kind_replaces_another_in_either_language(old: str, new: str) -> None:
     assert judge(old, new, (product_topics(old), product_topics(new))) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # One part said to stay ("地点不变", "还是…") beside a part that moved.
+        ("体检约在3号上午九点，在社区医院", "体检改到10号了，时间不变，还是社区医院"),
+        # A second change said with 也, in a clause of its own.
+        ("年会定在酒店三楼，晚上七点开始", "年会换到五楼宴会厅了，开始时间也推迟到七点半"),
+    ],
+)
+def test_a_part_that_stays_does_not_hide_the_part_that_changed(old: str, new: str) -> None:
+    assert judge(old, new, (product_topics(old), product_topics(new))) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Nothing changed; in English "still" covers the sentence.
+        ("体检约在3号上午九点", "体检还是3号，照旧"),
+        ("I walk 10,000 steps a day", "Still hitting my 10k daily steps, streak is going strong"),
+        # A plan beside a fact changes nothing.
+        ("我家房子是租的，在徐汇，一个月九千", "打算明年在嘉定买房，总价控制在五百万"),
+        # A verb's complement ("认不出来了", "吃不下了") gives nothing up.
+        ("同学会定在周六中午", "同学会喝多了，好几个人都认不出来了"),
+    ],
+)
+def test_what_stays_a_plan_or_a_complement_keeps_both(old: str, new: str) -> None:
+    assert judge(old, new, (product_topics(old), product_topics(new))) is None

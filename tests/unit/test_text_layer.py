@@ -13,6 +13,7 @@ import pytest
 from memory_pg.text.attributes import answered_by, asked, stated, subject_words
 from memory_pg.text.changes import judge
 from memory_pg.text.query import analyse, asked_about
+from memory_pg.text.questions import asks_latest
 from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of, sides
 
 
@@ -444,3 +445,20 @@ def test_a_relative_named_for_a_description_is_not_someone_elses() -> None:
     (found,) = names_given(refers("在深圳当律师的那个孩子几岁了？"), ["儿子在深圳当律师"], "")
     assert found.named_in("儿子今年三十了")
     assert not found.named_in("老赵说他儿子在深圳开公司")
+
+
+@pytest.mark.parametrize(
+    ("query", "latest"),
+    [
+        ("团建最后几点集合？", True),
+        ("考级改到哪天了", True),
+        ("我们现在房租多少？", True),
+        ("Where did we end up going for the offsite?", True),
+        ("考级原来定在哪天？", False),
+        ("后来改了，一开始定的是哪天？", False),
+        ("What was the original date?", False),
+        ("萱萱的钢琴老师姓什么？", False),
+    ],
+)
+def test_a_question_about_what_holds_in_the_end(query: str, latest: bool) -> None:
+    assert asks_latest(query) is latest
