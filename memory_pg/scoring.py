@@ -173,8 +173,9 @@ def entity_boost(entity_match_value: float | None, s: RankingSettings) -> float:
 def attribute_boost(attribute_match_value: float | None, s: RankingSettings) -> float:
     """The factor an asked attribute applies to a score, from a result's
     ``attribute_match``: 1 for a memory that states the attribute a question asks for
-    and shares a word with it (1.0), ``1 / (1 + attribute_weight)`` for the rest
-    (0.0); 1 when no candidate did (None)."""
+    and shares a word with it (1.0), a little less for one that states only a related
+    attribute (:data:`memory_pg.sql.attributes.RELATED_MATCH`), ``1 / (1 +
+    attribute_weight)`` for the rest (0.0); 1 when no candidate did (None)."""
     if attribute_match_value is None:
         return 1.0
     return (1.0 + s.attribute_weight * attribute_match_value) / (1.0 + s.attribute_weight)

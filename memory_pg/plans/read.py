@@ -229,7 +229,7 @@ def plan_search(
                 None,
             )
             if anchor is not None:
-                answers = [r for r in naming if r.get("attribute_match") == 1.0]
+                answers = [r for r in naming if (r.get("attribute_match") or 0.0) > 0.0]
                 rows = _better_of(rows, _below_rows(anchor, answers), top_k)
         # A value stated against another's ("我老公比我大三岁") needs that value too
         # ("我今年三十二"): it is asked for, and ranks right below the comparison.
@@ -320,7 +320,7 @@ def _comparisons(query: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, 
     我小两岁" answer "谁大" between them without the speaker's own age."""
     found: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        if row.get("attribute_match") == 1.0:
+        if (row.get("attribute_match") or 0.0) > 0.0:
             for other in compared_with(query, [str(row["text"])]):
                 found.setdefault(other, []).append(row)
     return [(other, hits[0]) for other, hits in found.items() if len(hits) == 1][:2]

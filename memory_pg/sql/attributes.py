@@ -17,6 +17,7 @@ from sqlalchemy import (
     literal,
     or_,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from memory_pg.config import RankingSettings
 from memory_pg.sql.core import SIMPLE
@@ -24,6 +25,13 @@ from memory_pg.sql.core import SIMPLE
 #: The question's subject: a regular expression, and the tsquery of its sounds.
 _P_SUBJECT = bindparam("attribute_subject", type_=Text)
 _P_SUBJECT_SOUNDS = bindparam("subject_sounds", type_=Text)
+#: The attributes the question names itself (of those whose statement answers it).
+_P_ASKED_ITSELF = bindparam("asked_itself", type_=ARRAY(Text))
+
+#: The match of a memory that states only an attribute related to the one asked ("在哪
+#: 上班" answered by "在医院当护士", an occupation): 0.9 of a full match's factor at the
+#: default weight (benchmarks/zh_dev.py, see docs/ranking.md).
+RELATED_MATCH = 0.8
 
 
 def names_subject(
@@ -40,10 +48,16 @@ def names_subject(
 
 
 def states_asked(attributes: ColumnElement[Any], asked: ColumnElement[Any]) -> ColumnElement[Any]:
-    """Whether a memory's stored ``attributes`` hold one the question asks for (false
-    for a memory not analysed yet: NULL)."""
+    """How well a memory's stored ``attributes`` answer the question: 1.0 where they
+    hold one it names itself, :data:`RELATED_MATCH` where they hold only one whose
+    statement also answers it, 0.0 otherwise (and for a memory not analysed yet: NULL)."""
+    itself = attributes.op("&&", return_type=Boolean)(_P_ASKED_ITSELF)
     overlap = attributes.op("&&", return_type=Boolean)(asked)
-    return func.coalesce(overlap, literal(False), type_=Boolean)
+    return case(
+        (itself, literal(1.0, Float)),
+        (overlap, literal(RELATED_MATCH, Float)),
+        else_=literal(0.0, Float),
+    )
 
 
 def attribute_factor(
@@ -51,19 +65,21 @@ def attribute_factor(
 ) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
     """``(factor, attribute_match)``: :func:`memory_pg.scoring.attribute_boost` in SQL.
 
-    ``attribute_match`` is 1.0 for a candidate that states the asked attribute and
-    names the question's subject (``about``: "堂哥" of "我堂哥今年多大？"; None when
-    the question names none but the asker), 0.0 for the rest: an age of someone the
-    question does not name is no answer. The factor is 1 for those and ``1 / (1 +
-    attribute_weight)`` for the rest, but only when some candidate matches:
+    ``attribute_match`` is ``states`` (:func:`states_asked`: 1.0 for the attribute
+    asked, :data:`RELATED_MATCH` for a related one) for a candidate that names the
+    question's subject (``about``: "堂哥" of "我堂哥今年多大？"; None when the
+    question names none but the asker), 0.0 for the rest: an age of someone the
+    question does not name is no answer. The factor is ``(1 + attribute_weight *
+    match) / (1 + attribute_weight)``, but only when some candidate matches:
     otherwise every score stays as it was, and ``attribute_match`` is NULL.
     """
-    matched = states if about is None else and_(states, about)
+    stating = states > literal(0.0, Float)
+    matched = stating if about is None else and_(stating, about)
     applies = func.bool_or(matched).over()
-    match = case((matched, literal(1.0, Float)), else_=literal(0.0, Float))
+    match = case((matched, states), else_=literal(0.0, Float))
     weight = literal(rs.attribute_weight, Float)
     factor = case(((applies, (1.0 + weight * match) / (1.0 + weight))), else_=literal(1.0, Float))
     return factor, case((applies, match))
 
 
-__all__ = ["attribute_factor", "names_subject", "states_asked"]
+__all__ = ["RELATED_MATCH", "attribute_factor", "names_subject", "states_asked"]

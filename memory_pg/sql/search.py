@@ -370,6 +370,7 @@ def search_statement(
         values["entity_pattern"] = query.entity_pattern
     if asked_attributes:
         values["asked_attributes"] = asked_attributes
+        values["asked_itself"] = list(query.asked_itself)
     if subject:
         values["attribute_subject"] = subject
     if sounds:

@@ -44,6 +44,10 @@ class Query:
     #: The sounds of those words, as a tsquery of a memory's own text ("" for none):
     #: "游勇课" and "fangdai" name the "游泳" and the "房贷" a memory holds.
     subject_sounds: str = ""
+    #: Of :attr:`asked`, those the question names itself ("在哪上班": the employer,
+    #: where an occupation also answers): a memory stating one ranks above one that
+    #: states only a related attribute.
+    asked_itself: tuple[str, ...] = ()
 
 
 def analyse(
@@ -85,6 +89,7 @@ def analyse(
         asking,
         subject,
         sounds,
+        tuple(a for a in asked(query) if a in asking) if asking else (),
     )
 
 

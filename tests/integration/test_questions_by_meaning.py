@@ -515,3 +515,29 @@ def test_a_question_about_the_end_gets_the_newer_statement_first(
     hits = store.search(question, top_k=3, track_access=False)
     assert hits[0]["text"] == first, [h["text"] for h in hits]
     assert {h["text"] for h in hits} == set(notes)  # reordered, nothing dropped
+
+
+@pytest.mark.parametrize(
+    ("notes", "question", "answer"),
+    [
+        (
+            ["老同学当上主任医师了，儿子说要请他吃饭", "儿子今年三十五，在招商银行上班，做信贷的"],
+            "我儿子在哪儿工作？",
+            "招商银行",
+        ),
+        (
+            ["邻居升了车间主任，表姐说替他高兴", "表姐在市二医院上班，离她家两站地"],
+            "我表姐在哪儿工作？",
+            "市二医院",
+        ),
+    ],
+)
+def test_the_attribute_asked_itself_ranks_above_a_related_one(
+    make_store: Any, notes: list[str], question: str, answer: str
+) -> None:
+    # Both name the subject; an occupation also answers "where does he work", but the
+    # memory that says where ranks first.
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "dialogue"} for t in notes])
+    top = store.search(question, top_k=2, track_access=False)[0]
+    assert answer in top["text"], top["text"]
