@@ -151,6 +151,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "education",
         r"学历|毕业于|哪毕业|哪里毕业|哪儿毕业|什么学校|哪个学校|哪间学校|哪所|哪个大学|什么大学|读的什么|"
         r"学的什么|学什么的|什么专业|啥专业|学的啥|读的啥|读啥|专业是|读过书|文化程度|几年级|哪个年级|上几年级|读几|读到|\bdegree\b|\bgraduat|\bschool\b|"
+        # Where one studies: "在哪念的高中", "哪儿上的大学", "在哪读书".
+        r"哪[里儿]?(?:念|读|上)的?(?:书|学|高中|初中|中学|小学|大学|研)|"
         r"\bcollege\b|\buniversity\b|\bmajor\b|\bstud(?:y|ied)\b|\beducation\b",
         rf"{_DEGREES_ZH}|大学|学院|读书(?!会)|念书|读研|读博|专业|考上|年级|[高初大][一二三四](?![十百千万岁个])|"
         # A school by its number or kind: "兰州一中", "实验小学", "职高".
@@ -346,7 +348,7 @@ ANSWERED_BY: dict[str, tuple[str, ...]] = {
 #: Attributes whose question words are too general to ask alone: "where" asks for a
 #: place unless a more specific attribute (home, hometown, employer) asked first.
 _SHADOWED = {
-    "place": ("home", "hometown", "employer"),
+    "place": ("home", "hometown", "employer", "education"),
     "time": ("age", "birthday"),
     "occupation": ("employer",),
     "count": ("age",),

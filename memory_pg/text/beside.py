@@ -64,7 +64,11 @@ def beside(old: str, new: str) -> bool:
         return True  # (a change in a clause of its own is one: "改期了！时间也提前了")
     # An exception for a while, after which the old fact stands; said in both, the
     # two texts are of one event ("这次团建去杭州" / "这次团建改去苏州了").
-    return bool(_ONE_OFF.search(new)) and not _ONE_OFF.search(old)
+    # A while said in a clause of its own is why, not for how long: "临时接了个急活，
+    # 看腰改到27号了" moved the visit.
+    return (
+        bool(_ONE_OFF.search(new)) and not _ONE_OFF.search(old) and not changed_apart(new, _ONE_OFF)
+    )
 
 
 __all__ = ["beside"]

@@ -363,7 +363,8 @@ def same_slot(old: str, new: str) -> str:
 #: "监控告警改用 Prometheus" are two uses.
 _LIGHT_VERBS = frozenset("用做搞弄是在有了我你他她它的")
 #: "改喝", "换学", "改坐": a switch to doing one thing, the verb's object the new value.
-_SWITCHED_VERB = re.compile(r"[改换]([\u4e00-\u9fff])(?![了成到为掉个])")
+#: Not "改到", "换成": a value moved, not a verb ("改到3月15号" is no "到").
+_SWITCHED_VERB = re.compile(r"[改换](?![到成为掉了个期])([\u4e00-\u9fff])(?![了成到为掉个])")
 
 
 def verb_slot(old: str, new: str) -> str:

@@ -181,6 +181,8 @@ def test_a_product_of_one_kind_replaces_another_in_either_language(old: str, new
         ("体检约在3号上午九点，在社区医院", "体检改到10号了，时间不变，还是社区医院"),
         # A second change said with 也, in a clause of its own.
         ("年会定在酒店三楼，晚上七点开始", "年会换到五楼宴会厅了，开始时间也推迟到七点半"),
+        # Why it moved, said with 临时 in a clause of its own: not a change for a while.
+        ("牙医约在周三下午四点", "临时要出差，牙医改到下周五了"),
     ],
 )
 def test_a_part_that_stays_does_not_hide_the_part_that_changed(old: str, new: str) -> None:
@@ -197,6 +199,10 @@ def test_a_part_that_stays_does_not_hide_the_part_that_changed(old: str, new: st
         ("我家房子是租的，在徐汇，一个月九千", "打算明年在嘉定买房，总价控制在五百万"),
         # A verb's complement ("认不出来了", "吃不下了") gives nothing up.
         ("同学会定在周六中午", "同学会喝多了，好几个人都认不出来了"),
+        # "改到" moves a value, it is no verb "到" of the old text ("忙到凌晨").
+        ("元旦店里忙到凌晨一点，腰都直不起来", "同学会改到3月15号了，地方也换了，改在老街的酒楼"),
+        # 临时 in the changed clause: an exception for a while, the old day stands.
+        ("牙医约在每周三下午四点", "这周牙医临时改到周五"),
     ],
 )
 def test_what_stays_a_plan_or_a_complement_keeps_both(old: str, new: str) -> None:

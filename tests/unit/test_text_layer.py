@@ -462,3 +462,15 @@ def test_a_relative_named_for_a_description_is_not_someone_elses() -> None:
 )
 def test_a_question_about_what_holds_in_the_end(query: str, latest: bool) -> None:
     assert asks_latest(query) is latest
+
+
+@pytest.mark.parametrize(
+    ("query", "attribute"),
+    [
+        ("孩子在哪念的高中？", "education"),
+        ("他在哪儿上的大学？", "education"),
+        ("我在哪上班？", "employer"),
+    ],
+)
+def test_where_one_studies_is_asked_as_education_not_a_place(query: str, attribute: str) -> None:
+    assert asked(query) == (attribute,)
