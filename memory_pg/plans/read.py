@@ -360,6 +360,8 @@ def _latest_first(rows: Rows, query: str, top_k: int) -> Rows:
             continue
         for older in best[:j]:
             said = str(older["text"])
+            if not newer.get("lexical", 1.0):
+                continue  # none of the question's words ("现在房租多少？": "停车费改成…")
             if older["event_time"] < newer["event_time"] and judge(
                 said, text, (product_topics(said), product_topics(text))
             ):

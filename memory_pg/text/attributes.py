@@ -202,7 +202,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"哪(?:家|个)公司|什么公司|啥公司|单位|"
         r"\bwhere does\b(?=[^?]*\bwork\b)|\bwhere do\b(?=[^?]*\bwork\b)|\bemployer\b|"
         r"\bwhich company\b|\bwhat company\b|\bwork(?:s)? for\b|\bwork(?:s)? at\b",
-        r"公司|单位|集团|银行|医院|学校|厂|上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|员工|"
+        # An organisation, not as a landmark ("公司楼下那家店", "在医院门口"): an employer.
+        r"(?:公司|单位|集团|银行|医院|学校|厂)(?!附近|楼下|楼上|旁边|门口|对面|边上|隔壁|周边)|"
+        r"上班|任职|入职|跳槽|工作|实习|加入了?|总部|分公司|办公室|员工|"
         r"\bworks? (?:at|for)\b|\bjoined\b|\bemploy|\bcompany\b|\bhired\b|\bstart(?:ed|s) at\b",
     ),
     _attr(
@@ -531,10 +533,22 @@ def doubled_name(word: str) -> bool:
     )
 
 
-@lru_cache(maxsize=8192)
 def tagged(run: str) -> tuple[tuple[str, str], ...]:
-    """``(word, part-of-speech tag)`` of a Chinese text, by jieba (kept for the texts
-    read again: a write's candidates, a search's best rows)."""
+    """``(word, part-of-speech tag)`` of a Chinese text, by jieba (kept for the short
+    texts read again: a write's candidates, a search's best rows)."""
+    return _tagged(run) if len(run) <= _KEPT else _tag(run)
+
+
+#: The longest text whose tags are kept (a note, not a document).
+_KEPT = 512
+
+
+@lru_cache(maxsize=8192)
+def _tagged(run: str) -> tuple[tuple[str, str], ...]:
+    return _tag(run)
+
+
+def _tag(run: str) -> tuple[tuple[str, str], ...]:
     import logging
 
     import jieba

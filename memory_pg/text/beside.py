@@ -31,11 +31,17 @@ _HEDGE = re.compile(
 )
 
 #: A plan ("打算今年在嘉定买房"): beside a fact it changes nothing, in place of another
-#: plan it is the new one ("准备五一去成都" / "成都取消了，五一打算回老家").
+#: plan it is the new one ("准备五一去成都" / "成都取消了，五一打算回老家"). Not a plan
+#: given up or of the past ("不打算", "本来打算"), nor a schedule issued ("计划下周出").
+#: Chinese only, as :func:`memory_pg.text.cues.changed_apart` reads its clauses.
 _PLAN = re.compile(
-    r"\bplanning to\b|\bplan to\b|(?<!的)打算|计划(?=[去在把要明今下])|准备(?=[去在把要买搬换考])",
-    re.IGNORECASE,
+    r"(?<![的不没来本原])打算|(?<![不没来本原])计划(?=[去在把要明今])"
+    r"|(?<![不没来本原])准备(?=[去在把要买搬换考])"
 )
+#: A single occasion, or a fact that recurs: a change said beside "这周", "今天", or of
+#: "每周…", is for a while whatever clause its 临时 is in.
+_ONCE = re.compile(r"这(?:一)?(?:周|次|回|个?月|个?星期|个?礼拜)|今天|明天|本周|这周末")
+_RECURS = re.compile(r"每(?:周|天|日|次|月|个|星期|礼拜|年)|\b(?:every|each|weekly|daily)\b", re.I)
 
 #: A new text that says it holds for a while only: an exception to the old fact,
 #: which stands again after it ("this Sunday grandma is away, we eat at home
@@ -66,9 +72,9 @@ def beside(old: str, new: str) -> bool:
     # two texts are of one event ("这次团建去杭州" / "这次团建改去苏州了").
     # A while said in a clause of its own is why, not for how long: "临时接了个急活，
     # 看腰改到27号了" moved the visit.
-    return (
-        bool(_ONE_OFF.search(new)) and not _ONE_OFF.search(old) and not changed_apart(new, _ONE_OFF)
-    )
+    if not _ONE_OFF.search(new) or _ONE_OFF.search(old):
+        return False
+    return not changed_apart(new, _ONE_OFF) or bool(_ONCE.search(new) or _RECURS.search(old))
 
 
 __all__ = ["beside"]

@@ -57,8 +57,10 @@ CUES: tuple[tuple[str, str], ...] = (
         "cancelled",
         r"\bcancel(?:l)?ed\b|\bcalled off\b|\bscrapped\b|\bfell through\b|\bwithdr[ae]w\b"
         r"|\bbroke up\b|\bcame off\b|\bstepped down\b|取消|作废|黄了|分手|离婚|退课|退学"
-        # "不去了", "就不弄了"; not a verb's complement ("认不出来了", "吃不下了").
-        r"|不(?![出下着起动到完及住过开见懂清])[\u4e00-\u9fff]{1,2}了",
+        # "不去了", "就不弄了", "不过来了"; not a verb's complement ("认不出来了", "看
+        # 不清了") nor a judgement ("不错了", "差不多了").
+        r"|(?<!差)不(?!出来|出去|下去|下来|起来|动了|懂|清|及|着|完|见|错|少|多|行|早|好意思)"
+        r"[\u4e00-\u9fff]{1,2}了",
     ),
     (
         "switched",

@@ -276,19 +276,26 @@ _WITH_SPEAKER = re.compile(
     r"我(?:和|跟|与)|(?:和|跟|与)我(?!的)|\b(?:me|I) and\b|\band (?:me|I|myself)\b",
     re.IGNORECASE,
 )
-#: A PostgreSQL regular expression (for ``~*``) of a memory that does not open with a
-#: relative of the speaker's ("我爸…", "闺女…", "My wife…"): what a question asked of the
-#: speaker alone is answered by.
 #: A question of the speaker ("我在哪上班？", "where do I work?"), and one that points at
 #: someone else or at more than the speaker ("她", "he", "咱家", "we").
 _OF_THE_SPEAKER = re.compile(r"我|\b(?:i|my|me)\b", re.IGNORECASE)
 _OF_ANOTHER = re.compile(
     r"[他她它咱]|我们|\b(?:he|she|his|her|him|they|their|them|we|our|us)\b", re.IGNORECASE
 )
+#: Who else a memory may open with: a partner, a friend, a colleague, a role.
+_OTHER_PEOPLE = (
+    "男朋友|女朋友|男票|女票|对象|未婚夫|未婚妻|前夫|前妻|朋友(?!圈)|闺蜜|同学|同事|室友|舍友"
+    "|邻居|领导|上司|老板|组长|房东|师傅|客户"
+)
+#: A PostgreSQL regular expression (for ``~*``) of a memory that does not open with a
+#: relative of the speaker's or another person of theirs ("我爸…", "闺女…", "男朋友…",
+#: "My wife…"): what a question asked of the speaker alone is answered by.
 NOT_A_RELATIVES = (
-    "^(?![[:space:]]*(?:(?:我的?|我家)?"
+    "^(?![[:space:]]*(?:(?:我的?|我家)?(?:"
     + KIN_WORDS
-    + "(?![们司])|my[[:space:]]+(?:wife|husband|partner|"
+    + "|"
+    + _OTHER_PEOPLE
+    + ")(?![们司])|my[[:space:]]+(?:wife|husband|partner|"
     "mom|mum|mother|dad|father|son|daughter|brother|sister|boyfriend|girlfriend|boss|manager)"
     "([^[:alnum:]_]|$)))"
 )

@@ -67,15 +67,15 @@ def is_question(text: str) -> bool:
 #: A question about what holds in the end or now: "最后几点集合？", "改到哪天了",
 #: "现在房租多少？", "where did we end up going?".
 _LATEST = re.compile(
-    r"最后|最终|后来|现在|目前|如今|改到|改成|改在|换成|换到|推迟到|提前到|挪到"
+    r"最后|最终|后来|现在|目前|如今|最新|改到|改成|改在|换成|换到|推迟到|提前到|挪到"
     r"|\bnow\b|\bcurrently\b|\bthese days\b|\bfinally\b|\bin the end\b|\bend(?:ed|s)? up\b"
-    r"|\blatest\b|\bmost recent(?:ly)?\b",
+    r"|\blatest\b|\bmost recent(?:ly)?\b|\bcurrent\b",
     re.IGNORECASE,
 )
 #: …unless it asks for what was said first: "原来定的哪天？", "what was the original date?".
 _FIRST = re.compile(
-    r"原来|原本|本来|原先|一开始|起初|最初|当初|之前|以前|上次"
-    r"|\boriginal(?:ly)?\b|\bat first\b|\bused to\b|\bbefore\b|\bprevious(?:ly)?\b",
+    r"原来|原本|本来|原先|一开始|起初|最初|当初"
+    r"|\boriginal(?:ly)?\b|\bat first\b|\bused to\b|\bprevious(?:ly)?\b",
     re.IGNORECASE,
 )
 

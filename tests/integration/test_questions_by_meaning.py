@@ -512,9 +512,10 @@ def test_a_question_about_the_end_gets_the_newer_statement_first(
     ]
     for text in notes:
         store.add_memory(text, "dialogue")
-    hits = store.search(question, top_k=3, track_access=False)
-    assert hits[0]["text"] == first, [h["text"] for h in hits]
-    assert {h["text"] for h in hits} == set(notes)  # reordered, nothing dropped
+    hits = [h["text"] for h in store.search(question, top_k=3, track_access=False)]
+    assert hits[0] == first, hits
+    if first == notes[2]:
+        assert hits[1] == notes[0], hits  # the older right below the newer that changes it
 
 
 @pytest.mark.parametrize(
