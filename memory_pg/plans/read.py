@@ -354,20 +354,21 @@ def _latest_first(rows: Rows, query: str, top_k: int) -> Rows:
     if len(rows) < 2 or not asks_latest(query):
         return rows
     best = list(rows[:NAMING_DEPTH])
+    moved = False
     for j, newer in enumerate(best):
         text = str(newer["text"])
-        if j == 0 or not may_change(text):
+        # (None of the question's words: "停车费改成…" answers no "现在房租多少？".)
+        if j == 0 or not newer.get("lexical", 1.0) or not may_change(text):
             continue
         for older in best[:j]:
             said = str(older["text"])
-            if not newer.get("lexical", 1.0):
-                continue  # none of the question's words ("现在房租多少？": "停车费改成…")
             if older["event_time"] < newer["event_time"] and judge(
                 said, text, (product_topics(said), product_topics(text))
             ):
                 best[j] = {**newer, "score": older["score"] + 1e-7}
+                moved = True
                 break
-    return _better_of(rows, Rows(best), top_k) if best != list(rows[:NAMING_DEPTH]) else rows
+    return _better_of(rows, Rows(best), top_k) if moved else rows
 
 
 def _described(query: str, ranking: RankingSettings | None) -> tuple[str, ...]:

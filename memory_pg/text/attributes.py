@@ -401,9 +401,14 @@ def stated(text: str) -> tuple[str, ...]:
 #: "男朋友陈昊，28，在…", "闺女在广州，42了": a clause that is a number of years, after a
 #: person named before it (not "午饭吃的牛肉面，25").
 _BARE_YEARS = re.compile(r"[，,]\s*[1-9]\d\s*了?(?=[，,。！!；;]|$)")
+#: Who else than a relative a note may be of: a partner, a friend, a colleague, a role.
+OTHER_PEOPLE = (
+    "男朋友|女朋友|男票|女票|对象|未婚夫|未婚妻|前夫|前妻|朋友(?!圈)|闺蜜|同学|同事|室友|舍友"
+    "|邻居|领导|上司|老板|组长|房东|师傅|客户|老师"
+)
 _PERSON_WORDS = re.compile(
-    r"男朋友|女朋友|对象|老婆|老公|媳妇|爱人|老伴|儿子|女儿|闺女|孙子|孙女|外孙|爸|妈|哥|姐|弟|妹|爷|奶"
-    r"|舅|姨|叔|伯|姑|婶|公公|婆婆|岳父|岳母|同事|同学|朋友|室友|邻居|领导|老板|师傅|老师"
+    r"老婆|老公|媳妇|爱人|老伴|儿子|女儿|闺女|孙子|孙女|外孙|爸|妈|哥|姐|弟|妹|爷|奶"
+    r"|舅|姨|叔|伯|姑|婶|公公|婆婆|岳父|岳母|" + OTHER_PEOPLE
 )
 
 
@@ -575,6 +580,7 @@ _ZH_ASKING = frozenset("东西 时候 事情 情况 什么 多少 问题 方面"
 __all__ = [
     "ANSWERED_BY",
     "ATTRIBUTES",
+    "OTHER_PEOPLE",
     "Attribute",
     "answered_by",
     "asked",

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from memory_pg._segment import sound, term_queries, typed_sounds, whole_words
 from memory_pg.entities import extract, has_han
-from memory_pg.text.attributes import answered_by, asked, subject_words
+from memory_pg.text.attributes import OTHER_PEOPLE, answered_by, asked, subject_words
 from memory_pg.text.references import KIN_WORDS, NOT_ANOTHER, Name, word_pattern
 from memory_pg.text.subjects import KIN, one_person
 from memory_pg.text.synonyms import mates, widen_terms, widen_word
@@ -89,7 +89,7 @@ def analyse(
         asking,
         subject,
         sounds,
-        tuple(a for a in asked(query) if a in asking) if asking else (),
+        asked(query) if asking else (),  # (each of them is among what answers it)
     )
 
 
@@ -282,11 +282,6 @@ _OF_THE_SPEAKER = re.compile(r"我|\b(?:i|my|me)\b", re.IGNORECASE)
 _OF_ANOTHER = re.compile(
     r"[他她它咱]|我们|\b(?:he|she|his|her|him|they|their|them|we|our|us)\b", re.IGNORECASE
 )
-#: Who else a memory may open with: a partner, a friend, a colleague, a role.
-_OTHER_PEOPLE = (
-    "男朋友|女朋友|男票|女票|对象|未婚夫|未婚妻|前夫|前妻|朋友(?!圈)|闺蜜|同学|同事|室友|舍友"
-    "|邻居|领导|上司|老板|组长|房东|师傅|客户"
-)
 #: A PostgreSQL regular expression (for ``~*``) of a memory that does not open with a
 #: relative of the speaker's or another person of theirs ("我爸…", "闺女…", "男朋友…",
 #: "My wife…"): what a question asked of the speaker alone is answered by.
@@ -294,7 +289,7 @@ NOT_A_RELATIVES = (
     "^(?![[:space:]]*(?:(?:我的?|我家)?(?:"
     + KIN_WORDS
     + "|"
-    + _OTHER_PEOPLE
+    + OTHER_PEOPLE
     + ")(?![们司])|my[[:space:]]+(?:wife|husband|partner|"
     "mom|mum|mother|dad|father|son|daughter|brother|sister|boyfriend|girlfriend|boss|manager)"
     "([^[:alnum:]_]|$)))"
