@@ -148,6 +148,7 @@ async def test_the_async_store_reads_the_replica_too(pair: Cluster, embedder: An
     other = _store(pair, embedder)
     try:
         await store.add_memory("Our CI runs on GitHub Actions", "key_decision", user_id="fay")
+        pair.standbys[0].wait_replayed(pair.primary)  # else a paused replica lacks it too
         with _paused(pair):
             late = other.add_memory("Releases are cut on Mondays", "key_decision", user_id="fay")
             assert await store.get(late, user_id="fay") is None  # the replica's answer
