@@ -17,7 +17,7 @@ from memory_pg.entities import extract, has_han
 from memory_pg.text.attributes import OTHER_PEOPLE, answered_by, asked, subject_words
 from memory_pg.text.references import KIN_WORDS, NOT_ANOTHER, Name, word_pattern
 from memory_pg.text.subjects import KIN, one_person
-from memory_pg.text.synonyms import mates, widen_terms, widen_word
+from memory_pg.text.synonyms import kinds_of, latin_kinds, mates, widen_terms, widen_word
 from memory_pg.timespan import TimeSpan, find_timespan, without_recurring
 
 
@@ -68,11 +68,19 @@ def analyse(
     content = span.rest if span else without_recurring(query)
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
-    for said in whole_words(content):  # "老爸" asks 爸, "对象" 男朋友 and 女朋友
+    # "老爸" asks 爸, "对象" 男朋友 and 女朋友, "首饰" 项链 and 金镯子
+    for said in whole_words(content):
         word = said[1:] if said.startswith("我") and len(said) > 1 else said  # jieba's 我妈
-        others = [w for w in (*one_person(word), *COVERS.get(word.lower(), ())) if w != word]
+        others = [
+            w
+            for w in (*one_person(word), *COVERS.get(word.lower(), ()), *kinds_of(word))
+            if w != word
+        ]
         if has_han(word):
             widen_word(said, others, cjk_any, cjk_own)
+            if latin := latin_kinds(word):  # "平板" meets "iPad": a term of its script
+                en_any.append(latin[0])
+                en_own.append(latin[1])
         else:
             widen_word(word, others, en_any, en_own)
     named = query_entities(content) if entities else ()

@@ -154,6 +154,37 @@ def held_by(text: str, word: str) -> bool:
     return bool(group and group in named(text))
 
 
+@lru_cache(maxsize=1)
+def _kinds() -> dict[str, tuple[str, ...]]:
+    """Each broad word of ``data/kinds.tsv`` ("首饰", "tablet"), lower-case, to the kinds
+    it covers ("金镯子", "iPad"): written as a lexicon of everyday life by a helper who
+    read none of the project's code, questions or sentence pairs."""
+    text = resources.files("memory_pg").joinpath("data", "kinds.tsv").read_text("utf-8")
+    out: dict[str, dict[str, None]] = {}
+    for line in text.splitlines():
+        if line and line[0] != "#":
+            _, broad, narrow = line.split("\t")
+            for word in broad.split(" | "):
+                out.setdefault(word.lower(), {}).update(dict.fromkeys(narrow.split(" | ")))
+    return {w: tuple(k for k in kinds if k.lower() != w) for w, kinds in out.items()}
+
+
+def kinds_of(word: str) -> tuple[str, ...]:
+    """The kinds a broad word covers ("首饰" → 项链, 金镯子 …; "tablet" → iPad …), or none
+    when :data:`ON` is off: a question asked with the broad word meets a memory that
+    names the kind."""
+    return _kinds().get(word.lower(), ()) if ON else ()
+
+
+def latin_kinds(word: str) -> tuple[str, str] | None:
+    """For a Chinese broad word, its kinds written in Latin letters ("平板" → iPad,
+    MatePad) as one English term ``(any, own)`` the query lacks, or None."""
+    latin = [k for k in kinds_of(word) if not _HAN.search(k)] if _HAN.search(word) else []
+    any_q = " | ".join(t for t in (_latin_term(k.lower(), "") for k in latin) if t)
+    own_q = " | ".join(t for t in (_latin_term(k.lower(), "D") for k in latin) if t)
+    return (any_q, own_q) if any_q else None
+
+
 def _quote(token: str, weight: str) -> str:
     quoted = "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
     return f"{quoted}:{weight}" if weight else quoted
@@ -282,6 +313,8 @@ __all__ = [
     "SYNONYMS",
     "bridged",
     "held_by",
+    "kinds_of",
+    "latin_kinds",
     "mate_terms",
     "named",
     "same_thing",

@@ -42,6 +42,34 @@ def test_a_question_in_other_words_finds_the_memory(
     assert answer in top["text"], top["text"]
 
 
+KINDS = [
+    "给媳妇买了条珍珠项链，一千二",
+    "媳妇说今年想去云南旅游",
+    "闲鱼上收了个二手 iPad Air，一千九",
+    "单位发了台新电脑，配置一般",
+    "Picked up a pair of hiking boots for the trip, $140",
+    "The trip to Banff is booked for August",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("我给老婆买过什么首饰？", "项链"),  # a kind of the broad word, in Chinese
+        ("我那台平板多少钱收的？", "iPad"),  # a kind written in Latin letters
+        ("How much were the shoes I bought?", "boots"),
+    ],
+)
+def test_a_question_with_a_broad_word_finds_the_kind_a_memory_names(
+    make_store: Any, question: str, answer: str
+) -> None:
+    # The kinds come from memory_pg/data/kinds.tsv, a lexicon written apart from these.
+    store = make_store(user_id="alice")
+    store.add_memories([{"text": t, "memory_type": "dialogue"} for t in KINDS])
+    top = store.search(question, top_k=1, track_access=False)[0]
+    assert answer in top["text"], top["text"]
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [

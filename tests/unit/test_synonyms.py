@@ -77,3 +77,20 @@ def test_a_chinese_word_is_read_where_jieba_cuts_it_or_ends_a_compound() -> None
 )
 def test_a_word_of_another_sense_bridges_nothing(old: str, new: str) -> None:
     assert judge(old, new) is None
+
+
+def test_a_broad_word_covers_its_kinds_in_both_scripts() -> None:
+    assert "金镯子" in synonyms.kinds_of("首饰")
+    assert "iPad" in synonyms.kinds_of("平板")
+    assert synonyms.kinds_of("金镯子") == ()  # a kind covers nothing
+    latin = synonyms.latin_kinds("平板")
+    assert latin is not None and "'ipad'" in latin[0] and "'ipad':D" in latin[1]
+    assert synonyms.latin_kinds("tablet") is None  # an English word widens its own term
+
+
+def test_a_question_with_a_broad_word_widens_its_term_and_adds_one_of_latin_kinds() -> None:
+    plain = analyse("我妈今年多大了？")
+    broad = analyse("我给老婆买过什么首饰？")
+    assert any("'金镯子'" in t for t in broad.cjk_any)
+    assert len(analyse("平板多少钱").en_any) == 1  # iPad …, where the query had no English
+    assert not plain.en_any
