@@ -12,6 +12,7 @@ from memory_pg.text.cues import changed_apart
 #: Words that add a fact beside the old one rather than replace it.
 _ADDITION = re.compile(
     r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
+    r"|\btoo\b(?!\s+[a-z])"  # "…allergic to shellfish too", not "too expensive"
     r"|另外|还加了|也(?!不)|又(?:领养|买|加|添|多)|额外|再加",
     re.IGNORECASE,
 )

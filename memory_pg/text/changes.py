@@ -50,7 +50,7 @@ from memory_pg.text.beside import beside
 from memory_pg.text.concepts import concept_of, concepts
 from memory_pg.text.contacts import SHAPES
 from memory_pg.text.cues import CUE as _CUE
-from memory_pg.text.cues import CUES, POINTING_BACK, spelled
+from memory_pg.text.cues import CUES, POINTING_BACK, spelled, year_span
 from memory_pg.text.days import said_again as day_said_again
 from memory_pg.text.references import speaker_fact
 from memory_pg.text.restated import may_restate, restated, value_stands
@@ -156,7 +156,7 @@ def judge(
     zone = subjects.zone(old) - _FILLER
     # "pushed it to May"; "12 engineers" / "8 engineers"; "喜欢喝美式" / "改喝拿铁了"
     slot = things.same_slot(old, new) or ("count" if count else "") or things.verb_slot(old, new)
-    if product_kinds and product_kinds[1] and not product_kinds[0]:
+    if product_kinds and product_kinds[1] and not product_kinds[0] and not _gives_up_old(old, new):
         return None  # a product chosen says nothing of a fact that names none ("…每天备份")
     if (
         kinds.other_subject(old, new, _FILLER)
@@ -287,20 +287,6 @@ def judge(
     return Evidence(signal[0], signal[1], same, len(gone) + len(kept) or 1)
 
 
-#: A span of years ("worked at Oracle from 2018 to 2021"): when something was so, not a
-#: value moved ("from 1950 to 2050 a month" is an amount), unless the old value is its start.
-_SPAN = re.compile(
-    r"(?:from|从)\s*((?:19|20)\d\d)(?!\d)\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d(?!\d)"
-    r"(?!\s*(?:a\b|per\b|/|dollars|bucks|usd|元|块|万|k\b|%))",
-    re.IGNORECASE,
-)
-
-
-def _span(old: str, new: str, at: int) -> bool:
-    m = _SPAN.match(new, at)
-    return m is not None and (_SPAN.search(old) is not None or m.group(1) not in old)
-
-
 def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None:
     """The first signal of change in ``new`` that ``old`` does not also say (or, in its
     clause, the verb of change after a word of time or status): a word
@@ -315,7 +301,7 @@ def _signal(old: str, new: str, restate: bool = False) -> tuple[str, str] | None
             not _holds(old, m.group(0).strip())
             or (m.lastgroup == "now" and _PRESENT.fullmatch(m.group(0).strip()))
         )
-        and not (m.lastgroup == "from_to" and _span(old, new, m.start()))
+        and not (m.lastgroup == "from_to" and year_span(old, new, m.start()))
     ]
     if found:
         # In the first one's clause, a verb of change outweighs a word of time ("以后
@@ -567,6 +553,12 @@ def _leaves(clause: str) -> bool:
     """Whether a clause says something stopped, left, moved or was replaced."""
     found = cue(clause)
     return found is not None and found[0] not in ("now", "new", "status", "value")
+
+
+def _gives_up_old(old: str, new: str) -> bool:
+    """Whether ``new`` gives up a value or word of ``old`` ("不用Confluence了")."""
+    said = [w for w in _values(old) | _content(old) if _holds(new, w)]
+    return any(_given_up(new, [w], strict=True) for w in said)
 
 
 def _given_up(new: str, kept: list[str], strict: bool = False) -> bool:

@@ -16,7 +16,8 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "from_to",
         r"从[^，,。；;]{1,20}?(?:改|换|搬|迁|调|挪|推迟|提前|降|涨|升|变|转|提|加|减|砍)[^，,。；;]{0,3}?[到至成为]"
-        r"|\bfrom\b(?:[^.;]|\.(?=\d)){1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]",
+        r"|\bfrom\b(?:[^.;]|\.(?=\d)){1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]"
+        r"|从[^，,。；;]{1,20}?到了",  # "从杭州节点到了腾讯云广州": moved, said plainly
     ),
     (
         "instead",
@@ -26,7 +27,7 @@ CUES: tuple[tuple[str, str], ...] = (
         "stopped",
         r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bstopped\b|\bquit\b|\bdropped\b"
         r"|\bditched\b|\bretired\b|\bgave up\b|\bshut (?:it )?down\b|\bclosed\b|\bis gone\b"
-        r"|\bdecommissioned\b|\boutgrew\b|\bsold\b|\bturned off\b|\bkilled\b|\bended\b"
+        r"|\bdecommissioned\b|\boutgrew\b|\bsold\b|\bturned off\b|\bkilled\b|\bended\b(?!\s+up)"
         r"|\bpassed away\b|\bdied\b|\bthrew (?:it |them )?(?:out|away)\b|\bgot rid of\b"
         r"|去世|过世|扔了|扔掉|丢了|处理掉"
         r"|不再|停(?:用|掉|了|止)|戒(?:了|掉)|下线|关掉|关了|砍掉|砍了|放弃|不用了|退了|弃用|废弃"
@@ -35,7 +36,7 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "left",
         r"\bleft\b|\bresigned\b|\bquit\b|\blaid off\b|\bfired\b|\bwent on leave\b"
-        r"|离职|辞职|跳槽|辞了|被裁|走了|退休",
+        r"|离职|辞职|跳槽|辞了|被裁|走了|退休(?![的前后金费工老人])",  # not "退休的老师"
     ),
     (
         "moved",
@@ -51,7 +52,9 @@ CUES: tuple[tuple[str, str], ...] = (
         "postponed",
         r"\bpostponed\b|\bpushed (?:back|out|to)\b|\bdelayed\b|\bslipped\b|\brescheduled\b"
         r"|\bmoved up\b|\bbrought forward\b|\breschedul\w*|\bbumped\b|\bpushed\b|\brebooked\b"
-        r"|推迟|延期|延后|改期|提前到|顺延|往后推|推到|改[约签订排](?=到|在|成)",
+        r"|推迟|延期|延后|改期|提前到|顺延|往后推|推到|改[约签订排](?=到|在|成)"
+        # A date booked or put off to another: "复查约到下周一了", "排到月底".
+        r"|(?:约|排|定|延|拖)到(?=\s*(?:[\d零一二两三四五六七八九十]|下|这|本|明|后|周|星期|礼拜|月底|月初|年底))",
     ),
     (
         "cancelled",
@@ -97,7 +100,11 @@ CUES: tuple[tuple[str, str], ...] = (
         "now",
         r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
         r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
-        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始",
+        r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始"
+        # What it came to in the end: "ended up in eu-west-2", "最终定在10月8号".
+        r"|\bended up\b|\bturn(?:ed|s) out\b|\bin the end\b|\bsettled on\b|\bwent with\b"
+        r"|\bdecided on\b|\bopted for\b|最终|最后(?=定|决定|选|还是|改|换)"
+        r"|后来(?=定|决定|改|换|选)",
     ),
     (
         "new",
@@ -193,4 +200,19 @@ def spelled(text: str) -> str:
     return re.sub(r"[A-Za-z]{6,}", fix, text)
 
 
-__all__ = ["CHANGING", "CUE", "CUES", "POINTING_BACK", "changed_apart", "spelled"]
+#: A span of years ("worked at Oracle from 2018 to 2021"): when something was so, not a
+#: value moved ("from 1950 to 2050 a month" is an amount), unless the old value is its start.
+_SPAN = re.compile(
+    r"(?:from|从)\s*((?:19|20)\d\d)(?!\d)\s*年?\s*(?:to|到|至)\s*(?:19|20)\d\d(?!\d)"
+    r"(?!\s*(?:a\b|per\b|/|dollars|bucks|usd|元|块|万|k\b|%))",
+    re.IGNORECASE,
+)
+
+
+def year_span(old: str, new: str, at: int) -> bool:
+    """Whether the from–to at ``at`` in ``new`` is a span of years, not a move."""
+    m = _SPAN.match(new, at)
+    return m is not None and (_SPAN.search(old) is not None or m.group(1) not in old)
+
+
+__all__ = ["CHANGING", "CUE", "CUES", "POINTING_BACK", "changed_apart", "spelled", "year_span"]
