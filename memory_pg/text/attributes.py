@@ -79,13 +79,15 @@ _ZH_TIME = (
     rf"{_N}\s*[点时](?:半|{_N}分?)?|{_N}[:：]\d\d|点半|上午|下午|中午|晚上|早上|凌晨|傍晚|"
     # Not the "周一" of "一周一次", "每周一次" (how often, not which day).
     rf"(?<![一二两三四五六七八九十\d])周[一二三四五六日天末](?![次回遍趟])|星期[一二三四五六日天]|礼拜[一二三四五六日天]|"
-    rf"{_N}月{_N}[号日]?|{_N}[号日](?![本子])|明天|后天|今晚|下周|下个月|月底|月初|年底"
+    rf"{_N}月{_N}[号日]?|{_N}[号日](?![本子])|明天|后天|今晚|下周|下个月|月底|月初|年底|"
+    # A holiday or a school break is a time: "国庆去厦门", "寒假回老家".
+    r"春节|过年|除夕|元旦|元宵|清明|五一|端午|七夕|中秋|国庆|寒假|暑假|圣诞"
 )
 _EN_TIME = (
     r"\d{1,2}(?::\d\d)?\s*(?:a\.?m\.?|p\.?m\.?)|\d{1,2}:\d\d|o'clock|noon|midnight|"
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|weekend|tomorrow|tonight|"
     r"next (?:week|month)|january|february|march|april|may|june|july|august|september|"
-    r"october|november|december"
+    r"october|november|december|christmas|thanksgiving|easter|new year'?s?|spring break"
 )
 _OPINION_ZH = (
     "好吃|难吃|不错|还行|还可以|一般|凑合|很棒|挺好|很好|太好|不好|很差|太差|差劲|糟糕|失望|满意|"
@@ -172,7 +174,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\bwhat does\b(?=[^?]*\bdo\b)|\bwhat do\b(?=[^?]*\bdo for\b)|"
         r"\b(?:job|occupation|profession|career|line of work)\b|\bwork as\b",
         rf"当(?:了|过)?[\u4e00-\u9fff]{{0,4}}(?:{_JOBS_ZH})|"
-        r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干)[\u4e00-\u9fffA-Za-z]|"
+        r"在[\u4e00-\u9fffA-Za-z]{1,10}(?:做|当|干|教(?![室练学堂会]))[\u4e00-\u9fffA-Za-z]|"
         rf"(?:{_JOBS_ZH})|职业|职位|岗位|职务|头衔|工作是|开了?(?:一?家|个)|"
         r"跑(?:滴滴|外卖|快递|出租|网约车)|做(?:生意|买卖|销售|设计|开发|运营)|"
         # A living by what one does: on the land, at sea, in a lab, at a stall.
@@ -268,6 +270,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         r"\b\d+\s*(?:cm|kg|lbs?|pounds)\b|\b\d'\s*\d{1,2}\b|\btall\b|\bweighs?\b",
     ),
     _attr(
+        "score",  # of an exam or a test: "考了多少分", "成绩出来了，72", "scored 7.5"
+        r"多少分|几分(?!钟)|考(?:了|得)多少|考得(?:怎么样|咋样|如何|好不好)|成绩|分数|得分|第几名|\bscored?\b|\bgrades?\b|\bgpa\b|\bmarks\b",
+        rf"(?<![点:：\d零〇一二两三四五六七八九十百千万几])(?!十分|几分|万分){_N}\s*分(?![钟之期店公局行享开别手配析])|"
+        rf"成绩|分数|得分|满分|出分|总分|及格|挂科|(?:拿|考|得|排)了?(?:全班|全校|年级|班级|班上|班里)?第{_N}|第{_N}名|"
+        rf"考(?:了|到|出)[^，,。！!]{{0,6}}?{_N}|"
+        r"\bscored?\b|\bgrades?\b|\bgpa\b|\bmarks\b",
+    ),
+    _attr(
         "price",
         r"花了?多少钱?|多少钱|价格|价钱|贵不贵|月租|租多少|费用|收费|多少费|租金|房租|工资|薪水|月薪|年薪|薪资|"
         r"[挣赚]了?多少|收入多少|"
@@ -354,7 +364,7 @@ _SHADOWED = {
     "time": ("age", "birthday"),
     "occupation": ("employer",),
     "count": ("age",),
-    "opinion": ("health",),
+    "opinion": ("health", "score"),
 }
 
 #: A query asks something: a question mark, or a question word of either language.
@@ -369,7 +379,7 @@ _ASKING = re.compile(
 #: Attributes one holds several values of, or that many facts give (a count, a time, a
 #: place, an opinion): two texts stating one say little of being about one thing.
 LOOSE = frozenset(
-    {"count", "time", "place", "opinion", "preference", "tool", "diet", "health", "price"}
+    {"count", "time", "place", "opinion", "preference", "tool", "diet", "health", "price", "score"}
 )
 
 

@@ -46,6 +46,11 @@ from memory_pg.text.references import compared_with, name_in, names_given, refer
         ("给我妈买过些啥？", "price"),
         # Where one teaches is where one works.
         ("我姨在哪所中学任教？", "employer"),
+        # An exam's result, by its points, its rank or how it went.
+        ("侄子中考考了多少分？", "score"),
+        ("她驾照科目一考了几分？", "score"),
+        ("儿子期末考得怎么样？", "score"),
+        ("What was my GMAT score?", "score"),
     ],
 )
 def test_a_question_asks_one_attribute(question: str, attribute: str) -> None:
@@ -98,6 +103,13 @@ def test_a_statement_asks_for_nothing(text: str) -> None:
         # A place's person as a clause of its own; a surname with a title is a name.
         ("新来的实习生小吴，广西桂林人，挺能吃辣", "hometown"),
         ("孩子的钢琴老师是林老师", "name"),
+        # One who teaches somewhere makes a living by it.
+        ("表嫂在镇上的中学教日语", "occupation"),
+        # An exam's result: its points, a rank in class, the result out.
+        ("侄子中考考了六百一十五分", "score"),
+        ("闺女这次月考排第三名", "score"),
+        ("驾照科目一成绩出来了，96", "score"),
+        ("I scored 710 on the GMAT", "score"),
     ],
 )
 def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
@@ -107,6 +119,13 @@ def test_a_memory_states_the_attribute(text: str, attribute: str) -> None:
 @pytest.mark.parametrize("text", ["车修了一个礼拜才拿回来", "快递退了3个，剩下的留着"])
 def test_a_duration_or_a_count_after_a_verb_of_paying_is_no_price(text: str) -> None:
     assert "price" not in stated(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["下午四点十分到站", "服务十分周到", "五分钟就到了", "三分之一的人没来"]
+)
+def test_a_time_a_degree_or_a_share_is_no_score(text: str) -> None:
+    assert "score" not in stated(text)
 
 
 def test_a_hospital_named_with_an_illness_is_no_employer() -> None:
@@ -174,6 +193,10 @@ def test_no_name_is_found_where_the_memory_gives_none() -> None:
         ("我每周三上日语课", "日语课不上了"),
         ("Our hosting bill is $400 a month", "The hosting bill dropped to $250 a month"),
         ("我的微信号是 lily_88", "微信号换成 lily_2026 了"),
+        # What it came to in the end.
+        ("The team offsite is planned for Denver", "The team offsite ended up in Austin"),
+        ("年会场地定在公司食堂", "年会场地最终定在了滨江酒店"),
+        ("毕业旅行打算去云南", "毕业旅行后来定了去海南"),
     ],
 )
 def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
@@ -199,6 +222,9 @@ def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
         # One time both say: two facts of that time, side by side.
         ("This year I aim to learn Rust", "This year I aim to run a half marathon"),
         ("这次出差我带了笔记本", "这次出差我还想顺路看看老同学"),
+        # One more, said with "too"; someone described as retired.
+        ("My son plays the violin", "Turns out my son plays the cello too"),
+        ("隔壁住着一个画家", "隔壁搬来个退休的老师，人挺和气"),
     ],
 )
 def test_what_is_not_a_change_keeps_both(old: str, new: str) -> None:
