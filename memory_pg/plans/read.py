@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -28,8 +29,9 @@ from memory_pg.roles import plan_require_every_user
 from memory_pg.sql import memories
 from memory_pg.sql.search import SearchFilters, search_statement
 from memory_pg.sql.use import record_use
-from memory_pg.text.attributes import asked, stated
+from memory_pg.text.attributes import ATTRIBUTES, asked, stated
 from memory_pg.text.changes import judge, may_change
+from memory_pg.text.cues import CHANGING
 from memory_pg.text.query import Query, analyse
 from memory_pg.text.questions import asks_latest
 from memory_pg.text.references import (
@@ -44,6 +46,7 @@ from memory_pg.text.references import (
 )
 from memory_pg.text.relatives import SAID_OF, known_as, relation_of
 from memory_pg.text.topics import product_topics
+from memory_pg.text.words import content
 
 
 def search_filters(
@@ -145,6 +148,7 @@ def plan_search(
     window = heavy_users is not None and user_id in heavy_users
     described = _described(query, ranking) if not expand else ()
     both = sides(query) if described else ()  # "我爸比我妈大几岁？"
+    latest = not expand and asks_latest(query)  # "最后改到哪天了": what became of a plan
     # The statement is shared by every search of its shape; the values are this one's.
     rs = ranking or RankingSettings()
     reference = now or filters.as_of or datetime.now(timezone.utc)
@@ -158,14 +162,16 @@ def plan_search(
             attributes=rs.attribute_weight > 0,
         )
 
-    def support(text: str) -> tuple[Select[Any], dict[str, Any]]:
-        """A search for what backs an answer up: ``text`` asked, more rows read."""
+    def support(text: str, after: datetime | None = None) -> tuple[Select[Any], dict[str, Any]]:
+        """A search for what backs an answer up: ``text`` asked, more rows read (only
+        memories of ``after`` or later, when given)."""
+        since = filters.since if after is None else max(filters.since or after, after)
         return search_statement(
             user_id,
             analysed(text),
             vector,
             top_k=max(top_k, SUPPORT_DEPTH),
-            filters=filters,
+            filters=replace(filters, since=since),
             ranking=ranking,
             readability=readability,
             window=window,
@@ -178,7 +184,7 @@ def plan_search(
         top_k=top_k,
         filters=filters,
         ranking=ranking,
-        touch=touch and not described,
+        touch=touch and not (described or latest),
         readability=readability,
         window=window,
     )
@@ -253,16 +259,22 @@ def plan_search(
                 lead = [{**r, "score": top + 1e-6 * (len(leads) - i)} for i, r in enumerate(leads)]
                 rows = _better_of(rows, Rows(lead), top_k)
         rows = _latest_first(rows, query, top_k)
+        if latest:
+            rows = yield from _outcome(rows, query, support, top_k)
         if touch and rows:
             # The use is the plan's last statement, as a search's own touch is.
+            yield final(record_use(user_id, [r["id"] for r in rows]))
+        return _search_results(rows, vector, False, user_id, heavy_users)
+    if latest:
+        rows = _latest_first((yield step), query, top_k)
+        rows = yield from _outcome(rows, query, support, top_k)
+        if touch and rows:
             yield final(record_use(user_id, [r["id"] for r in rows]))
         return _search_results(rows, vector, False, user_id, heavy_users)
     if expand:  # and the memories ``expand`` links from the best hits (issue 19)
         step = relations.expand_step(step, filters, expand)
     # Its only statement: the driver commits with it, in one network exchange.
     rows = yield final(step)
-    if not expand:
-        rows = _latest_first(rows, query, top_k)
     return _search_results(rows, vector, bool(expand), user_id, heavy_users)
 
 
@@ -369,6 +381,42 @@ def _latest_first(rows: Rows, query: str, top_k: int) -> Rows:
                 moved = True
                 break
     return _better_of(rows, Rows(best), top_k) if moved else rows
+
+
+def _outcome(
+    rows: Rows, query: str, support: Callable[..., Any], top_k: int
+) -> Generator[Any, Rows, Rows]:
+    """``rows`` with what became of the best one placed right above it, for a question
+    about what holds in the end: a later memory the write path's own decision reads as
+    a change of it, found by the best one's own words ("展会延期到4月10号" for "计划3月28号
+    去广州参加饰品展会"; the question, "那次饰品展最终哪天去的", names neither).
+    One more statement, for such questions only."""
+    if not rows:
+        return rows
+    first = rows[0]
+    said = str(first["text"])
+    asking = set(asked(query))
+    later = yield support(said, first["event_time"])
+    for newer in later:
+        text = str(newer["text"])
+        if (
+            newer["event_time"] > first["event_time"]
+            and may_change(text)
+            and _shared(said, text)  # one thing, by a word of its own
+            and (not asking or asking & set(stated(text)))
+            and (found := judge(said, text, (product_topics(said), product_topics(text))))
+            and found.kind in CHANGING  # a word of change ("延期到"), not "以后" or "新"
+        ):
+            return _better_of(rows, Rows([{**newer, "score": first["score"] + 1e-7}]), top_k)
+    return rows
+
+
+def _shared(one: str, other: str) -> bool:
+    """Whether two texts share a content word that names no time ("下午" is none)."""
+    return any(not _TIME_WORD.fullmatch(w) for w in content(one) & content(other))
+
+
+_TIME_WORD = next(a.states for a in ATTRIBUTES if a.name == "time")
 
 
 def _described(query: str, ranking: RankingSettings | None) -> tuple[str, ...]:
