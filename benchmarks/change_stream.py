@@ -8,7 +8,7 @@ The pairs sets measure the decision on pairs chosen to be about one subject; a s
 measures what a user meets: each new note is compared with every earlier one that
 shares a word, and most of those are other facts.
 
-The tune half is the streams of zh_questions v3-v7, the report half v8-v12 (whose
+The tune half is the streams of zh_questions v3-v7, the report half v8 and later (whose
 own question sets are split by user; the stream uses every user).
 
     python benchmarks/change_stream.py

@@ -33,7 +33,7 @@ from memory_pg.text.attributes import ATTRIBUTES, asked, stated
 from memory_pg.text.changes import judge, may_change
 from memory_pg.text.cues import CHANGING
 from memory_pg.text.query import Query, analyse
-from memory_pg.text.questions import asks_latest
+from memory_pg.text.questions import asks_latest, asks_outcome
 from memory_pg.text.references import (
     Name,
     compared_with,
@@ -148,7 +148,7 @@ def plan_search(
     window = heavy_users is not None and user_id in heavy_users
     described = _described(query, ranking) if not expand else ()
     both = sides(query) if described else ()  # "我爸比我妈大几岁？"
-    latest = not expand and asks_latest(query)  # "最后改到哪天了": what became of a plan
+    outcome = not expand and asks_outcome(query)  # "最后改到哪天了": what became of a plan
     # The statement is shared by every search of its shape; the values are this one's.
     rs = ranking or RankingSettings()
     reference = now or filters.as_of or datetime.now(timezone.utc)
@@ -184,16 +184,24 @@ def plan_search(
         top_k=top_k,
         filters=filters,
         ranking=ranking,
-        touch=touch and not (described or latest),
+        touch=touch and not (described or outcome),
         readability=readability,
         window=window,
     )
+    if not described and not outcome:
+        if expand:  # and the memories ``expand`` links from the best hits (issue 19)
+            step = relations.expand_step(step, filters, expand)
+        # Its only statement: the driver commits with it, in one network exchange.
+        rows = yield final(step)
+        if not expand:
+            rows = _latest_first(rows, query, top_k)
+        return _search_results(rows, vector, bool(expand), user_id, heavy_users)
+    rows = yield step
     if described:
         # The query describes a thing, or asks an attribute of someone: what the best
         # memories call it ("我常去的那家健身房是乐刻") is asked about in its place,
         # and each memory keeps the better of its two scores, so the direct answers
         # stay where they were. Found no name: these are the results.
-        rows = yield step
         best = [str(r["text"]) for r in rows[:NAMING_DEPTH]]
         names = names_given(described, best, query)
         kind = "" if names else relation_of(described, query)
@@ -258,24 +266,13 @@ def plan_search(
                 top = max(r["score"] for r in rows)
                 lead = [{**r, "score": top + 1e-6 * (len(leads) - i)} for i, r in enumerate(leads)]
                 rows = _better_of(rows, Rows(lead), top_k)
-        rows = _latest_first(rows, query, top_k)
-        if latest:
-            rows = yield from _outcome(rows, query, support, top_k)
-        if touch and rows:
-            # The use is the plan's last statement, as a search's own touch is.
-            yield final(record_use(user_id, [r["id"] for r in rows]))
-        return _search_results(rows, vector, False, user_id, heavy_users)
-    if latest:
-        rows = _latest_first((yield step), query, top_k)
+    rows = _latest_first(rows, query, top_k)
+    if outcome:
         rows = yield from _outcome(rows, query, support, top_k)
-        if touch and rows:
-            yield final(record_use(user_id, [r["id"] for r in rows]))
-        return _search_results(rows, vector, False, user_id, heavy_users)
-    if expand:  # and the memories ``expand`` links from the best hits (issue 19)
-        step = relations.expand_step(step, filters, expand)
-    # Its only statement: the driver commits with it, in one network exchange.
-    rows = yield final(step)
-    return _search_results(rows, vector, bool(expand), user_id, heavy_users)
+    if touch and rows:
+        # The use is the plan's last statement, as a search's own touch is.
+        yield final(record_use(user_id, [r["id"] for r in rows]))
+    return _search_results(rows, vector, False, user_id, heavy_users)
 
 
 #: How many of the best results are read for the names they give what a query describes.

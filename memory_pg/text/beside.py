@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import re
 
-from memory_pg.text.cues import changed_apart
+from memory_pg.text.cues import CHANGING, CUE, changed_apart
 
 #: Words that add a fact beside the old one rather than replace it.
 _ADDITION = re.compile(
     r"\balso\b|\bas well\b|\bin addition\b|\badditionally\b|\bone more\b"
-    r"|\btoo\b(?!\s+[a-z])"  # "…allergic to shellfish too", not "too expensive"
     r"|另外|还加了|也(?!不)|又(?:领养|买|加|添|多)|额外|再加",
     re.IGNORECASE,
 )
+
+#: "too" after what is added ("…shellfish too"), not before a word ("too expensive").
+_TOO = re.compile(r"\btoo\b(?!\s+[a-z])", re.IGNORECASE)
 
 #: Hedges: a plan or a guess is no change ("maybe we should", "要不要").
 _HEDGE = re.compile(
@@ -69,6 +71,8 @@ def beside(old: str, new: str) -> bool:
         return True
     if _ADDITION.search(new) and not changed_apart(new, _ADDITION):
         return True  # (a change in a clause of its own is one: "改期了！时间也提前了")
+    if _TOO.search(new) and not any(m.lastgroup in CHANGING for m in CUE.finditer(new)):
+        return True  # "allergic to shellfish too"; not "switched to VS Code, the team did too"
     # An exception for a while, after which the old fact stands; said in both, the
     # two texts are of one event ("这次团建去杭州" / "这次团建改去苏州了").
     # A while said in a clause of its own is why, not for how long: "临时接了个急活，

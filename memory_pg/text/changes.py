@@ -556,8 +556,9 @@ def _leaves(clause: str) -> bool:
 
 
 def _gives_up_old(old: str, new: str) -> bool:
-    """Whether ``new`` gives up a value or word of ``old`` ("不用Confluence了")."""
-    said = [w for w in _values(old) | _content(old) if _holds(new, w)]
+    """Whether ``new`` gives up a value of ``old`` ("不用Confluence了"; not the subject
+    of "周会不用钉钉了" beside "每周一开周会")."""
+    said = [w for w in _values(old) if _holds(new, w)]
     return any(_given_up(new, [w], strict=True) for w in said)
 
 

@@ -16,8 +16,7 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "from_to",
         r"从[^，,。；;]{1,20}?(?:改|换|搬|迁|调|挪|推迟|提前|降|涨|升|变|转|提|加|减|砍)[^，,。；;]{0,3}?[到至成为]"
-        r"|\bfrom\b(?:[^.;]|\.(?=\d)){1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]"
-        r"|从[^，,。；;]{1,20}?到了",  # "从杭州节点到了腾讯云广州": moved, said plainly
+        r"|\bfrom\b(?:[^.;]|\.(?=\d)){1,40}?\bto\b|由[^，,。]{1,15}?(?:改|换|变)[为成]",
     ),
     (
         "instead",
@@ -36,7 +35,7 @@ CUES: tuple[tuple[str, str], ...] = (
     (
         "left",
         r"\bleft\b|\bresigned\b|\bquit\b|\blaid off\b|\bfired\b|\bwent on leave\b"
-        r"|离职|辞职|跳槽|辞了|被裁|走了|退休(?![的前后金费工老人])",  # not "退休的老师"
+        r"|离职|辞职|跳槽|辞了|被裁|走了|退休(?![的前])",  # not "退休的老师", "退休前"
     ),
     (
         "moved",
@@ -101,10 +100,11 @@ CUES: tuple[tuple[str, str], ...] = (
         r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bfrom now on\b|\bgoing forward\b"
         r"|\bas of\b|\bagain\b|\bstarted\b|\bthis (?:year|time)\b|这次|这回"
         r"|现在|如今|目前|眼下|以后|从此|今后|已经|已(?=[\u4e00-\u9fff])|正式|重新|又开始"
-        # What it came to in the end: "ended up in eu-west-2", "最终定在10月8号".
-        r"|\bended up\b|\bturn(?:ed|s) out\b|\bin the end\b|\bsettled on\b|\bwent with\b"
-        r"|\bdecided on\b|\bopted for\b|最终|最后(?=定|决定|选|还是|改|换)"
-        r"|后来(?=定|决定|改|换|选)",
+        # What was settled in the end: "ended up picking Oct 11", "最终定在10月8号" (not
+        # "最终还是去医院做了检查", "turned out my cough was allergies": no value settled).
+        r"|\bended up (?:in|at|on|with|picking|choosing|going with|being|as)\b"
+        r"|\bturn(?:ed|s) out to be\b|\bsettled on\b|\bdecided on\b"
+        r"|(?:最终|最后|后来)(?:还是)?(?=定|决定|选|改|换|确定|敲定|填的是|用的是)",
     ),
     (
         "new",

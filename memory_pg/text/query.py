@@ -68,17 +68,17 @@ def analyse(
     content = span.rest if span else without_recurring(query)
     en_any, en_own, cjk_any, cjk_own = term_queries(content)
     widen_terms(content, en_any, en_own, cjk_any, cjk_own)  # "毛笔字" asks "书法" too
+    english = bool(en_any)  # the query's own English words, before any kind is added
     # "老爸" asks 爸, "对象" 男朋友 and 女朋友, "首饰" 项链 and 金镯子
     for said in whole_words(content):
         word = said[1:] if said.startswith("我") and len(said) > 1 else said  # jieba's 我妈
+        kinds = [k for k in kinds_of(word) if has_han(k) == has_han(word)]
         others = [
-            w
-            for w in (*one_person(word), *COVERS.get(word.lower(), ()), *kinds_of(word))
-            if w != word
+            w for w in (*one_person(word), *COVERS.get(word.lower(), ()), *kinds) if w != word
         ]
         if has_han(word):
             widen_word(said, others, cjk_any, cjk_own)
-            if latin := latin_kinds(word):  # "平板" meets "iPad": a term of its script
+            if not english and (latin := latin_kinds(word)):  # "平板" meets "iPad"
                 en_any.append(latin[0])
                 en_own.append(latin[1])
         else:

@@ -80,10 +80,25 @@ _FIRST = re.compile(
 )
 
 
+#: …and of those, one about what a plan came to ("最后哪天动身的？", "改到哪天了"), not
+#: one about now ("现在住哪？"), whose answer is no outcome of another memory.
+_OUTCOME = re.compile(
+    r"最后|最终|后来|改到|改成|改在|换成|换到|推迟到|提前到|挪到"
+    r"|\bfinally\b|\bin the end\b|\bend(?:ed|s)? up\b",
+    re.IGNORECASE,
+)
+
+
+def asks_outcome(query: str) -> bool:
+    """Whether ``query`` asks what something came to in the end (:func:`asks_latest`,
+    less a question about now)."""
+    return asks_latest(query) and _OUTCOME.search(query) is not None
+
+
 def asks_latest(query: str) -> bool:
     """Whether ``query`` asks what holds now or in the end, not what was first said:
     where a newer memory changes an older one, the newer answers it."""
     return _LATEST.search(query) is not None and _FIRST.search(query) is None
 
 
-__all__ = ["TRIM", "asks_latest", "is_question"]
+__all__ = ["TRIM", "asks_latest", "asks_outcome", "is_question"]

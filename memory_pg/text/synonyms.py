@@ -169,16 +169,28 @@ def _kinds() -> dict[str, tuple[str, ...]]:
     return {w: tuple(k for k in kinds if k.lower() != w) for w, kinds in out.items()}
 
 
+@lru_cache(maxsize=1024)
 def kinds_of(word: str) -> tuple[str, ...]:
     """The kinds a broad word covers ("首饰" → 项链, 金镯子 …; "tablet" → iPad …), or none
     when :data:`ON` is off: a question asked with the broad word meets a memory that
-    names the kind."""
-    return _kinds().get(word.lower(), ()) if ON else ()
+    names the kind. Only kinds full text can ask whole: a Chinese one its pieces cover
+    (not "月会", whose 会 no query keeps), a Latin one of letters and digits (not "C++")."""
+    if not ON:
+        return ()
+    return tuple(k for k in _kinds().get(word.lower(), ()) if _whole(k))
+
+
+def _whole(kind: str) -> bool:
+    if _HAN.search(kind):
+        seg = segment(kind)
+        return not seg.words and "".join(_in_order(kind, seg.cjk)) == kind
+    return re.fullmatch(r"[A-Za-z][A-Za-z0-9' -]*[A-Za-z0-9]", kind) is not None
 
 
 def latin_kinds(word: str) -> tuple[str, str] | None:
     """For a Chinese broad word, its kinds written in Latin letters ("平板" → iPad,
-    MatePad) as one English term ``(any, own)`` the query lacks, or None."""
+    MatePad) as one English term ``(any, own)``, or None: for a query that has no
+    English word of its own (:func:`memory_pg.text.query.analyse`)."""
     latin = [k for k in kinds_of(word) if not _HAN.search(k)] if _HAN.search(word) else []
     any_q = " | ".join(t for t in (_latin_term(k.lower(), "") for k in latin) if t)
     own_q = " | ".join(t for t in (_latin_term(k.lower(), "D") for k in latin) if t)

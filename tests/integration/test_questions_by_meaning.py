@@ -521,20 +521,21 @@ def test_a_question_about_the_end_gets_the_newer_statement_first(
 @pytest.mark.parametrize(
     ("question", "first"),
     [
-        ("国庆出去玩最后推到哪天了？", 2),  # what became of the plan leads, the plan below
+        ("国庆出游的安排最后定在什么时候？", 2),  # what became of the plan leads, the plan below
         ("国庆原来打算去哪儿玩？", 0),  # what was first said stays first
+        ("现在国庆出游怎么安排的？", 0),  # a question about now follows nothing
     ],
 )
 def test_what_became_of_a_plan_is_found_by_the_plans_own_words(
     make_store: Any, question: str, first: int
 ) -> None:
-    # The change names neither 国庆 nor 玩: only the plan's own words (厦门, 民宿) lead
-    # to it. A later note of the same place with no word of change is no outcome.
+    # The change shares no word with the question: only the plan's own words (厦门,
+    # 民宿) lead to it. A later note of the same place with no word of change is none.
     store = make_store(user_id="alice")
     notes = [
         "国庆打算去厦门玩，鼓浪屿的民宿已经订好了",
         "厦门的同学说鼓浪屿人特别多",
-        "厦门民宿退掉了，行程推迟到十一月中旬",
+        "厦门民宿退掉了，行程推迟到11月15号",
     ]
     for text in notes:
         store.add_memory(text, "dialogue")

@@ -15,6 +15,7 @@ from memory_pg.text.changes import judge
 from memory_pg.text.query import analyse, asked_about
 from memory_pg.text.questions import asks_latest
 from memory_pg.text.references import compared_with, name_in, names_given, refers, says_of, sides
+from memory_pg.text.topics import product_topics
 
 
 @pytest.mark.parametrize(
@@ -197,6 +198,8 @@ def test_no_name_is_found_where_the_memory_gives_none() -> None:
         ("The team offsite is planned for Denver", "The team offsite ended up in Austin"),
         ("年会场地定在公司食堂", "年会场地最终定在了滨江酒店"),
         ("毕业旅行打算去云南", "毕业旅行后来定了去海南"),
+        # "too" beside a word of change says the change holds for another thing too.
+        ("The standup is at 9:30", "We moved the standup to 10:00, the retro too"),
     ],
 )
 def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
@@ -225,6 +228,10 @@ def test_a_plainly_stated_change_is_one(old: str, new: str) -> None:
         # One more, said with "too"; someone described as retired.
         ("My son plays the violin", "Turns out my son plays the cello too"),
         ("隔壁住着一个画家", "隔壁搬来个退休的老师，人挺和气"),
+        # Something done in the end, or a trip, is no new value of a fact.
+        ("我妈有高血压", "我妈最终还是去医院做了检查"),
+        ("My dad has diabetes", "Turns out my dad's cough was just allergies"),
+        ("我妈住在老家", "我妈从老家到了北京，过年在我这儿住"),
     ],
 )
 def test_what_is_not_a_change_keeps_both(old: str, new: str) -> None:
@@ -500,3 +507,13 @@ def test_a_question_about_what_holds_in_the_end(query: str, latest: bool) -> Non
 )
 def test_where_one_studies_is_asked_as_education_not_a_place(query: str, attribute: str) -> None:
     assert asked(query) == (attribute,)
+
+
+def test_a_product_chosen_changes_a_fact_only_where_it_gives_up_the_old_value() -> None:
+    def kinds(old: str, new: str) -> tuple[set[str], set[str]]:
+        return product_topics(old), product_topics(new)
+
+    old, new = "我们组每周一开周会", "周会不用钉钉了，改用飞书"  # the day stands
+    assert judge(old, new, kinds(old, new)) is None
+    old, new = "我们的知识库用Confluence", "知识库不用Confluence了，改用飞书文档"
+    assert judge(old, new, kinds(old, new)) is not None
