@@ -218,7 +218,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     _attr(
         "home",
-        r"住(?:在)?哪|住哪儿|住什么地方|家在哪|住址|地址|哪个小区|什么小区|家住|"
+        r"住(?:在)?哪|住哪儿|住什么地方|住的地方|住处|家在哪|住址|地址|门牌|哪个小区|什么小区|家住|"
         r"\bwhere does\b(?=[^?]*\blive\b)|\bwhere do\b(?=[^?]*\blive\b)|\baddress\b|\blive\b",
         r"住(?:在|的)?|小区|家在|公寓|租了|租的|房子|搬到|搬去|搬家|门牌|号楼|单元|地址|定居|安家|"
         r"\blive[sd]?\b|\bliving\b|\baddress\b|\bapartment\b|\bflat\b|\bmoved to\b|\bhouse\b|"

@@ -47,6 +47,8 @@ from memory_pg.text.topics import product_topics
         ("给我妈买过些啥？", "price"),
         # Where one teaches is where one works.
         ("我姨在哪所中学任教？", "employer"),
+        # Where one lives, asked by the place or its number.
+        ("我住的地方门牌号是多少？", "home"),
         # An exam's result, by its points, its rank or how it went.
         ("侄子中考考了多少分？", "score"),
         ("她驾照科目一考了几分？", "score"),
