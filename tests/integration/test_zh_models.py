@@ -34,12 +34,12 @@ def zh_store(make_store: Callable[..., Any]) -> Any:
 @needs_zh
 def test_the_zh_model_ranks_a_chinese_paraphrase_first(zh_store: Any) -> None:
     store = zh_store
-    # Not one word, character or sound in common with the memory it asks about: only
-    # a model that reads Chinese finds it (all-MiniLM-L6-v2 puts the cat first for
-    # both).
+    # Not one word, character, sound or kind in common with the memory it asks about:
+    # only a model that reads Chinese finds it (all-MiniLM-L6-v2 puts the cat first for
+    # both; "宠物" would meet 猫 by its kinds).
     for question, answer in (
         ("哪种坚果我碰不得？", MEMORIES[0]),
-        ("我养的宠物名字是什么？", MEMORIES[1]),
+        ("那只小家伙的名字是什么？", MEMORIES[1]),
     ):
         hits = store.search(question, top_k=4, track_access=False)
         assert hits[0]["text"] == answer, question
