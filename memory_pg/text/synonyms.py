@@ -169,15 +169,17 @@ def _kinds() -> dict[str, tuple[str, ...]]:
     return {w: tuple(k for k in kinds if k.lower() != w) for w, kinds in out.items()}
 
 
-@lru_cache(maxsize=1024)
 def kinds_of(word: str) -> tuple[str, ...]:
     """The kinds a broad word covers ("首饰" → 项链, 金镯子 …; "tablet" → iPad …), or none
     when :data:`ON` is off: a question asked with the broad word meets a memory that
     names the kind. Only kinds full text can ask whole: a Chinese one its pieces cover
     (not "月会", whose 会 no query keeps), a Latin one of letters and digits (not "C++")."""
-    if not ON:
-        return ()
-    return tuple(k for k in _kinds().get(word.lower(), ()) if _whole(k))
+    return _kinds_of(word.lower()) if ON else ()
+
+
+@lru_cache(maxsize=1024)
+def _kinds_of(word: str) -> tuple[str, ...]:
+    return tuple(k for k in _kinds().get(word, ()) if _whole(k))
 
 
 def _whole(kind: str) -> bool:

@@ -504,17 +504,24 @@ def test_a_question_about_the_end_gets_the_newer_statement_first(
     make_store: Any, question: str, first: str
 ) -> None:
     # Dialogue keeps both; the newer says the day moved, and answers what holds now.
-    store = make_store(user_id="alice")
     notes = [
         "家长会定在周五下午三点，在三楼会议室",
         "女儿这学期数学进步挺大，老师让家长会上分享一下",
         "家长会改到下周一了，还是下午三点，地点不变",
     ]
+    assert_leads(make_store, notes, question, notes.index(first))
+
+
+def assert_leads(make_store: Any, notes: list[str], question: str, first: int) -> None:
+    """Of ``notes`` (dialogue, oldest first), ``notes[first]`` answers ``question``
+    first; where that is the last note, the first one (the plan it changes) is right
+    below it."""
+    store = make_store(user_id="alice")
     for text in notes:
         store.add_memory(text, "dialogue")
     hits = [h["text"] for h in store.search(question, top_k=3, track_access=False)]
-    assert hits[0] == first, hits
-    if first == notes[2]:
+    assert hits[0] == notes[first], hits
+    if first == len(notes) - 1:
         assert hits[1] == notes[0], hits  # the older right below the newer that changes it
 
 
@@ -531,18 +538,12 @@ def test_what_became_of_a_plan_is_found_by_the_plans_own_words(
 ) -> None:
     # The change shares no word with the question: only the plan's own words (厦门,
     # 民宿) lead to it. A later note of the same place with no word of change is none.
-    store = make_store(user_id="alice")
     notes = [
         "国庆打算去厦门玩，鼓浪屿的民宿已经订好了",
         "厦门的同学说鼓浪屿人特别多",
         "厦门民宿退掉了，行程推迟到11月15号",
     ]
-    for text in notes:
-        store.add_memory(text, "dialogue")
-    hits = [h["text"] for h in store.search(question, top_k=3, track_access=False)]
-    assert hits[0] == notes[first], hits
-    if first == 2:
-        assert hits[1] == notes[0], hits
+    assert_leads(make_store, notes, question, first)
 
 
 @pytest.mark.parametrize(

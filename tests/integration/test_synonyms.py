@@ -36,10 +36,14 @@ NOTES = [
 def test_a_question_in_other_words_finds_the_memory(
     make_store: Any, question: str, answer: str
 ) -> None:
+    assert answer in top_answer(make_store, NOTES, question)
+
+
+def top_answer(make_store: Any, notes: list[str], question: str, kind: str = "user_profile") -> str:
+    """The text of the first result for ``question`` over a fresh user's ``notes``."""
     store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "user_profile"} for t in NOTES])
-    top = store.search(question, top_k=1, track_access=False)[0]
-    assert answer in top["text"], top["text"]
+    store.add_memories([{"text": t, "memory_type": kind} for t in notes])
+    return str(store.search(question, top_k=1, track_access=False)[0]["text"])
 
 
 KINDS = [
@@ -64,10 +68,7 @@ def test_a_question_with_a_broad_word_finds_the_kind_a_memory_names(
     make_store: Any, question: str, answer: str
 ) -> None:
     # The kinds come from memory_pg/data/kinds.tsv, a lexicon written apart from these.
-    store = make_store(user_id="alice")
-    store.add_memories([{"text": t, "memory_type": "dialogue"} for t in KINDS])
-    top = store.search(question, top_k=1, track_access=False)[0]
-    assert answer in top["text"], top["text"]
+    assert answer in top_answer(make_store, KINDS, question, "dialogue")
 
 
 @pytest.mark.parametrize(
